@@ -1,0 +1,130 @@
+"""The ``queue-routing`` command (contract: ``shared/spec/pipeline.md``).
+
+Every subcommand reads one instance as JSON (a file path, or ``-`` for stdin) and prints one
+JSON object to stdout. Errors go to stderr as a single line ``queue-routing: error: ...``
+with a non-zero exit status (2 for usage errors, 1 for bad or unstable instances).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+class CliError(Exception):
+    """An error reported to the user as one line on stderr (exit status 1)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like argparse but terse
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _read_json(source: str) -> Any:
+    if source == "-":
+        text = sys.stdin.read()
+        where = "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise CliError(f"instance file not found: {source}")
+        text = path.read_text()
+        where = source
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{where} is not valid JSON: {exc}") from None
+
+
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite_or_none(v) for v in x]
+    return x
+
+
+# -- multiskill ---------------------------------------------------------------------------
+def _multiskill_instance(args: argparse.Namespace):
+    from .multiskill import Instance
+
+    return Instance.from_dict(_read_json(args.instance))
+
+
+def _multiskill_solve(args: argparse.Namespace) -> dict[str, Any]:
+    from .multiskill import solve_exact
+    from .multiskill.fixed_point import fixed_point
+
+    inst = _multiskill_instance(args)
+    if args.method == "exact":
+        sol = solve_exact(inst)
+    elif args.method == "fixed-point":
+        sol = fixed_point(inst, update=args.update, init=args.init, seed=args.seed)
+    else:
+        from .multiskill.generic import solve_generic
+
+        sol = solve_generic(inst)
+    return sol.to_dict()
+
+
+def _multiskill_compare(args: argparse.Namespace) -> dict[str, Any]:
+    from .multiskill.compare import compare
+
+    return compare(_multiskill_instance(args))
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="queue-routing",
+        description="Solvers and simulators for routing in multi-server queueing systems.",
+    )
+    parts = parser.add_subparsers(dest="part", required=True, parser_class=_Parser)
+
+    ms = parts.add_parser("multiskill", help="multi-skilled servers with Bernoulli routing")
+    ms_cmd = ms.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    solve = ms_cmd.add_parser("solve", help="optimal Bernoulli routing (LOAD-OPT)")
+    solve.add_argument("instance", help='JSON file {"mu", "cost", "eta"} or - for stdin')
+    solve.add_argument("--method", choices=["exact", "fixed-point", "generic"], default="exact")
+    solve.add_argument("--update", choices=["jacobi", "single"], default="jacobi",
+                       help="Algorithm 1 update rule (fixed-point only)")
+    solve.add_argument("--init", choices=["dedicated", "both", "shared", "random"],
+                       default="dedicated", help="Algorithm 1 initial partition")
+    solve.add_argument("--seed", type=int, default=0,
+                       help="seed for --init random and --update single")
+    solve.set_defaults(func=_multiskill_solve)
+
+    cmp_ = ms_cmd.add_parser("compare", help="cost of multi-skilled vs no/all sharing")
+    cmp_.add_argument("instance", help="JSON instance file or - for stdin")
+    cmp_.set_defaults(func=_multiskill_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``queue-routing`` console script."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "seed", 0) is not None and getattr(args, "seed", 0) < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    try:
+        out = args.func(args)
+    except (CliError, ValueError) as exc:
+        msg = " ".join(str(exc).split())  # guarantee a single line
+        print(f"queue-routing: error: {msg}", file=sys.stderr)
+        return 1
+    json.dump(_finite_or_none(out), sys.stdout, allow_nan=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
