@@ -1,0 +1,22 @@
+# queue-routing: reproduce every table and figure of the three papers.
+#   snakemake --cores all                                         full reproduction
+#   snakemake --cores all --configfile workflow/config/smoke.yaml   smoke run (minutes)
+from snakemake.utils import min_version, validate
+
+min_version("8.20")
+
+
+configfile: "workflow/config/default.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/multiskill.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.multiskill_all.input,

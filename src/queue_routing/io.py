@@ -1,0 +1,53 @@
+"""Atomic, deterministic file output for the pipeline.
+
+Every writer goes through a temporary file in the target directory and ``os.replace``, so an
+interrupted or failed job never leaves a truncated file that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["atomic_path", "write_json", "write_table"]
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; move it into place only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(obj: Any, path: str | os.PathLike) -> None:
+    """Write ``obj`` as indented JSON (sorted keys, so reruns are byte-identical)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n")
+
+
+def write_table(df: pd.DataFrame, csv_path: str | os.PathLike,
+                markdown_path: str | os.PathLike | None = None, *, title: str = "",
+                float_format: str = "%.10g") -> None:
+    """Write a tidy table as CSV (full precision) and optionally as a Markdown rendering."""
+    with atomic_path(csv_path) as tmp:
+        df.to_csv(tmp, index=False, lineterminator="\n")
+    if markdown_path is not None:
+        body = df.to_markdown(index=False, floatfmt=float_format.strip("%"))
+        text = (f"# {title}\n\n" if title else "") + body + "\n"
+        with atomic_path(markdown_path) as tmp:
+            tmp.write_text(text)

@@ -1,0 +1,202 @@
+"""The numerical study of Sec. 6 as tidy tables (what the pipeline's rules compute).
+
+Each function returns a :class:`pandas.DataFrame` with explicit column names; units are the
+model's (loads dimensionless, costs = mean holding cost per unit time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..seeding import rng_for
+from .exact import solve_exact
+from .fixed_point import fixed_point, initial_partition
+from .instances import table1, table1_initial_partitions
+from .model import BOTH, DEDICATED, SHARED, Instance
+from .result import Solution
+
+__all__ = [
+    "comparison_summary",
+    "iteration_statistics",
+    "solution_rows",
+    "sweep_runs",
+    "table1_solutions",
+    "table1_trajectories",
+]
+
+_SET_NAMES = {DEDICATED: "C_d", BOTH: "C_b", SHARED: "C_0"}
+
+
+def _init_labels(inits: Sequence[str], random_inits: int) -> list[str]:
+    labels: list[str] = []
+    for kind in inits:
+        if kind == "random":
+            labels += [f"random-{k}" for k in range(random_inits)]
+        else:
+            labels.append(kind)
+    return labels
+
+
+def sweep_runs(
+    instances: Iterable[tuple[int, Instance]],
+    *,
+    root_seed: int,
+    updates: Sequence[str] = ("jacobi", "single"),
+    inits: Sequence[str] = ("dedicated", "both", "shared", "random"),
+    random_inits: int = 3,
+    p0: float = 0.1,
+    p1: float = 0.3,
+    paper_rounding: bool = False,
+    max_iterations: int | None = None,
+) -> pd.DataFrame:
+    """Algorithm 1 under every update rule and initial partition, next to the exact solver.
+
+    ``instances`` yields ``(index, instance)``. Each fixed-point run draws from the stream
+    keyed by ``(root_seed, "multiskill-fixed-point", C, index, update, init)``.
+
+    Columns: ``n_classes, instance, update, init, iterations, converged, status,
+    cost_exact, cost, rel_gap`` (cost relative to the exact optimum; NaN if not converged),
+    ``same_partition`` (final partition equals the exact one), ``n_dedicated, n_both,
+    n_shared`` (sizes of the exact optimum's sets).
+    """
+    rows = []
+    labels = _init_labels(inits, random_inits)
+    for index, inst in instances:
+        exact = solve_exact(inst)
+        counts = np.bincount(exact.partition.labels, minlength=3)
+        for update in updates:
+            for label in labels:
+                rng = rng_for(root_seed, "multiskill-fixed-point", inst.n_classes, index,
+                              update, label)
+                init = initial_partition(label.split("-")[0], inst.n_classes, rng, p0=p0, p1=p1)
+                sol = fixed_point(inst, update=update, init=init, rng=rng,
+                                  paper_rounding=paper_rounding, max_iterations=max_iterations)
+                gap = (sol.cost - exact.cost) / exact.cost if sol.converged else np.nan
+                rows.append({
+                    "n_classes": inst.n_classes,
+                    "instance": index,
+                    "update": update,
+                    "init": label,
+                    "iterations": sol.iterations,
+                    "converged": sol.converged,
+                    "status": sol.info["status"],
+                    "cost_exact": exact.cost,
+                    "cost": sol.cost,
+                    "rel_gap": gap,
+                    "same_partition": sol.partition == exact.partition,
+                    "n_dedicated": int(counts[DEDICATED]),
+                    "n_both": int(counts[BOTH]),
+                    "n_shared": int(counts[SHARED]),
+                })
+    return pd.DataFrame(rows)
+
+
+def iteration_statistics(runs: pd.DataFrame, by: Sequence[str] = ("n_classes", "update"),
+                         ) -> pd.DataFrame:
+    """Fig. 7's statistics: iterations to convergence per group (converged runs only).
+
+    Columns: ``*by, runs, min, median, max, mean, not_converged``; ``min..mean`` are over
+    converged runs (NaN if none converged).
+    """
+    by = list(by)
+    conv = runs[runs["converged"]]
+    stats = conv.groupby(by)["iterations"].agg(["min", "median", "max", "mean"])
+    total = runs.groupby(by).size().rename("runs")
+    failed = (~runs["converged"]).groupby([runs[c] for c in by]).sum().rename("not_converged")
+    out = pd.concat([total, stats, failed.astype(int)], axis=1).reset_index()
+    return out[[*by, "runs", "min", "median", "max", "mean", "not_converged"]]
+
+
+def solution_rows(sol: Solution, solver: str) -> list[dict]:
+    """One row per server of a solution: load, routing probability, set of its class."""
+    rows = []
+    probs = sol.probabilities
+    for j, load in enumerate(sol.loads):
+        rows.append({
+            "solver": solver,
+            "server": j,
+            "load": float(load),
+            "probability": np.nan if j == 0 else float(probs[j - 1]),
+            "set": "" if j == 0 else _SET_NAMES[int(sol.partition.labels[j - 1])],
+            "cost": sol.cost,
+            "iterations": sol.iterations,
+            "converged": sol.converged,
+        })
+    return rows
+
+
+def table1_solutions(generic_methods: Sequence[str] = ("L-BFGS-B", "SLSQP"),
+                     updates: Sequence[str] = ("jacobi", "single"), *, root_seed: int = 0,
+                     ) -> pd.DataFrame:
+    """Table 1's instance solved by every solver (tidy: one row per solver and server).
+
+    Algorithm 1 runs from the all-dedicated partition, with and without the authors'
+    rounding; a run that does not converge is listed with its last iterate.
+    """
+    from .generic import solve_generic
+
+    inst = table1()
+    rows = solution_rows(solve_exact(inst), "exact")
+    for method in generic_methods:
+        rows += solution_rows(solve_generic(inst, method=method), f"generic {method}")
+    for update in updates:
+        for rounding in (False, True):
+            rng = rng_for(root_seed, "multiskill-table1", update, int(rounding))
+            sol = fixed_point(inst, update=update, init="dedicated", rng=rng,
+                              paper_rounding=rounding)
+            name = f"fixed-point {update}" + (" (paper rounding)" if rounding else "")
+            rows += solution_rows(sol, name)
+    return pd.DataFrame(rows)
+
+
+def table1_trajectories(updates: Sequence[str] = ("jacobi", "single"), *, root_seed: int = 0,
+                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 6: loads per iteration of Algorithm 1 on Table 1 from its three initial partitions.
+
+    Returns ``(trajectories, runs)``: trajectories has columns ``init, update, paper_rounding,
+    iteration, server, load``; runs has one row per run with ``iterations, converged,
+    status``.
+    """
+    inst = table1()
+    traj, runs = [], []
+    for update in updates:
+        for rounding in (False, True):
+            for k, (label, part) in enumerate(table1_initial_partitions().items()):
+                rng = rng_for(root_seed, "multiskill-fig6", update, int(rounding), k)
+                sol = fixed_point(inst, update=update, init=part, rng=rng,
+                                  paper_rounding=rounding)
+                loads = sol.info["trace"].loads
+                for it, row in enumerate(loads):
+                    for j, load in enumerate(row):
+                        traj.append({"init": label, "update": update,
+                                     "paper_rounding": rounding, "iteration": it,
+                                     "server": j, "load": float(load)})
+                runs.append({"init": label, "update": update, "paper_rounding": rounding,
+                             "iterations": sol.iterations, "converged": sol.converged,
+                             "status": sol.info["status"], "cost": sol.cost,
+                             "message": sol.message})
+    return pd.DataFrame(traj), pd.DataFrame(runs)
+
+
+def comparison_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per C: how the multi-skilled optimum compares with the three other systems.
+
+    ``table`` has one row per instance with columns ``n_classes, multiskilled, no_sharing,
+    all_sharing, all_sharing_same_costs`` (NaN where a system is unstable). Relative
+    differences are ``(other - multiskilled) / multiskilled``: positive means the
+    multi-skilled system is cheaper.
+    """
+    rows = []
+    for n, g in table.groupby("n_classes"):
+        row = {"n_classes": int(n), "instances": len(g)}
+        for other in ("no_sharing", "all_sharing", "all_sharing_same_costs"):
+            rel = (g[other] - g["multiskilled"]) / g["multiskilled"]
+            row[f"{other}_unstable"] = int(g[other].isna().sum())
+            row[f"{other}_rel_median"] = float(rel.median()) if rel.notna().any() else np.nan
+            row[f"{other}_rel_min"] = float(rel.min()) if rel.notna().any() else np.nan
+            row[f"{other}_rel_max"] = float(rel.max()) if rel.notna().any() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

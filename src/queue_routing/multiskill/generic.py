@@ -1,0 +1,264 @@
+"""A generic convex solver for LOAD-OPT, used only to cross-check the exact solver.
+
+LOAD-OPT is solved in the routing probabilities ``p in [0, 1]^C`` (Sec. 2 of the paper):
+``rho_j = eta_j p_j / mu_j`` for ``j >= 1``, ``rho_0 = sum_i eta_i (1 - p_i) / mu_0``, and the
+objective is ``f(p) = sum_j c_j rho_j / (1 - rho_j)`` (cost per unit time). Flow conservation
+(constraint (7)) holds by construction, so only the box constraints remain.
+
+What makes a general-purpose optimiser reliable here (``shared/spec/multiskill.md``, "Generic
+convex solver"):
+
+* a feasible start: the loads are balanced, ``rho_j = min(eta_j/mu_j, theta)`` and
+  ``rho_0 = theta``, which has ``theta < 1`` for every instance that is stable by
+  Proposition 1 (the obvious ``p_i = min(1, mu_i/(2 eta_i))`` overloads server 0);
+* the objective divided by its value at the start, so that it is of order one;
+* each term ``c rho/(1 - rho)`` continued past ``rho = 1 - extension`` by its second-order
+  Taylor expansion. The continuation is convex and C^2, agrees with the objective wherever the
+  objective is below the continuation point, and so leaves the optimum unchanged whenever the
+  optimal loads are below ``1 - extension``; a line search that overshoots a pole sees a finite,
+  steep value instead of ``inf`` or a negative number;
+* the analytic gradient.
+
+Failures are reported, never hidden: ``Solution.converged`` is the optimiser's own success
+flag and the condition that every final load is below 1.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .model import BOTH, DEDICATED, SHARED, Instance, Partition
+from .result import Solution
+
+__all__ = ["GENERIC_METHODS", "feasible_start", "solve_generic"]
+
+#: Methods accepted by :func:`solve_generic`.
+GENERIC_METHODS = ("L-BFGS-B", "SLSQP", "cvxpy")
+
+_BISECTION_STEPS = 200
+
+
+def feasible_start(mu: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """Balanced starting probabilities ``p_i = min(1, theta mu_i / eta_i)``.
+
+    ``theta`` is (an upper bracket of) the root in (0, 1) of
+    ``rho_0(theta) = sum_i (eta_i - theta mu_i)^+ / mu_0 = theta``: the dedicated loads are
+    ``min(eta_i/mu_i, theta)`` and server 0 takes the rest, so every load is at most ``theta``.
+    ``rho_0(theta) - theta`` is strictly decreasing, positive at 0 and, by Proposition 1
+    (``mu_0 > sum_i (eta_i - mu_i)^+``), negative at 1; bisection keeps the upper end, where
+    ``rho_0 <= theta < 1``. Returns ``p`` of shape ``(C,)``.
+    """
+    mu = np.asarray(mu, dtype=float)
+    eta = np.asarray(eta, dtype=float)
+
+    def excess(theta: float) -> float:
+        return float(np.clip(eta - theta * mu[1:], 0.0, None).sum() / mu[0] - theta)
+
+    lo, hi = 0.0, 1.0
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if excess(mid) <= 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return np.minimum(1.0, hi * mu[1:] / eta)
+
+
+def loads_from_probabilities(p: np.ndarray, mu: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """Loads ``rho_0..rho_C`` of routing probabilities ``p`` (Sec. 2), shape ``(C + 1,)``."""
+    rho = np.empty(eta.size + 1)
+    rho[1:] = eta * p / mu[1:]
+    rho[0] = float(np.sum(eta * (1.0 - p))) / mu[0]
+    return rho
+
+
+def _extended_cost(rho: np.ndarray, cost: np.ndarray, ext: float) -> tuple[np.ndarray, np.ndarray]:
+    """Terms ``c rho/(1 - rho)`` and their derivatives ``c/(1 - rho)^2``, continued past
+    ``rho = 1 - ext`` by the quadratic Taylor expansion at that point (convex, C^2)."""
+    a = 1.0 - ext
+    inside = rho <= a
+    r = np.where(inside, rho, a)
+    u = 1.0 - r
+    value = cost * r / u
+    slope = cost / (u * u)
+    if not np.all(inside):
+        d = np.where(inside, 0.0, rho - a)
+        curv = 2.0 * cost / (ext * ext * ext)  # second derivative at 1 - ext
+        value = value + slope * d + 0.5 * curv * d * d
+        slope = slope + curv * d
+    return value, slope
+
+
+def _objective(x, mu, cost, eta, ext, scale, xscale):
+    """Scaled objective ``f(p)/scale`` at ``p = x/xscale`` and its gradient in ``x``.
+
+    ``df/dp_i = (eta_i/mu_i) phi_i'(rho_i) - (eta_i/mu_0) phi_0'(rho_0)``.
+    """
+    rho = loads_from_probabilities(x / xscale, mu, eta)
+    value, slope = _extended_cost(rho, cost, ext)
+    grad = eta * (slope[1:] / mu[1:] - slope[0] / mu[0])
+    return float(value.sum()) / scale, grad / (scale * xscale)
+
+
+def _variable_scale(p, mu, cost, eta, scale):
+    """``sqrt`` of the diagonal of the Hessian of ``f/scale`` at ``p``: with ``x = p * xscale``
+    a unit gradient step in ``x`` is a diagonal Newton step in ``p`` (preconditioning)."""
+    rho = loads_from_probabilities(p, mu, eta)
+    curv = 2.0 * cost / (1.0 - rho) ** 3  # phi''; the start has every load < 1
+    diag = (eta / mu[1:]) ** 2 * curv[1:] + (eta / mu[0]) ** 2 * curv[0]
+    return np.sqrt(diag / scale)
+
+
+def classify(p: np.ndarray, tol: float) -> Partition:
+    """Partition read off routing probabilities: ``p >= 1 - tol`` is C_d, ``p <= tol`` is C_0,
+    anything else C_b (Proposition 2's sets, up to the solver's accuracy)."""
+    labels = np.full(p.size, BOTH, dtype=np.int8)
+    labels[p >= 1.0 - tol] = DEDICATED
+    labels[p <= tol] = SHARED
+    return Partition(labels)
+
+
+def _solve_scipy(p0, mu, cost, eta, method, ftol, gtol, maxiter, ext, scale):
+    xscale = _variable_scale(p0, mu, cost, eta, scale)
+    bounds = list(zip(np.zeros(p0.size), xscale, strict=True))
+    if method == "L-BFGS-B":
+        options = {"ftol": ftol, "gtol": gtol, "maxiter": maxiter, "maxfun": 20 * maxiter}
+    else:  # SLSQP has a single tolerance, on the objective value
+        options = {"ftol": ftol, "maxiter": maxiter}
+    res = minimize(
+        _objective,
+        p0 * xscale,
+        args=(mu, cost, eta, ext, scale, xscale),
+        jac=True,
+        method=method,
+        bounds=bounds,
+        options=options,
+    )
+    p = np.clip(np.asarray(res.x, dtype=float) / xscale, 0.0, 1.0)
+    info = {
+        "message": str(res.message),
+        "nit": int(getattr(res, "nit", -1)),
+        "nfev": int(getattr(res, "nfev", -1)),
+        "success": bool(res.success),
+    }
+    return p, info
+
+
+def _solve_cvxpy(p0, mu, cost, eta, scale, solver_options):
+    import cvxpy as cp  # optional dependency (the ``dev`` extra)
+
+    n = eta.size
+    p = cp.Variable(n)
+    p.value = p0
+    rho_d = cp.multiply(eta / mu[1:], p)
+    rho_0 = (float(eta.sum()) - eta @ p) / mu[0]
+    w = cost / scale
+    # c rho/(1 - rho) = c (1/(1 - rho) - 1), and 1/x is inv_pos (convex, SOC-representable).
+    objective = w[0] * cp.inv_pos(1.0 - rho_0) + w[1:] @ cp.inv_pos(1.0 - rho_d) - w.sum()
+    problem = cp.Problem(cp.Minimize(objective), [p >= 0.0, p <= 1.0])
+    options = dict(solver_options or {})
+    try:
+        problem.solve(**options)
+    except cp.error.SolverError as exc:
+        return np.array(p0, dtype=float), {
+            "message": f"SolverError: {exc}",
+            "nit": -1,
+            "nfev": -1,
+            "success": False,
+        }
+    stats = problem.solver_stats
+    ok = problem.status == cp.OPTIMAL and p.value is not None
+    x = np.clip(np.asarray(p.value if p.value is not None else p0, dtype=float), 0.0, 1.0)
+    info = {
+        "message": str(problem.status),
+        "nit": int(stats.num_iters) if stats.num_iters is not None else -1,
+        "nfev": -1,
+        "success": bool(ok),
+        "solver": str(stats.solver_name),
+    }
+    return x, info
+
+
+def solve_generic(
+    instance: Instance,
+    method: str = "L-BFGS-B",
+    *,
+    ftol: float = 1e-15,
+    gtol: float = 1e-12,
+    maxiter: int = 20_000,
+    extension: float = 1e-6,
+    partition_tol: float = 1e-9,
+    solver_options: dict[str, Any] | None = None,
+) -> Solution:
+    """Solve LOAD-OPT with a general-purpose optimiser over ``p in [0, 1]^C``.
+
+    Parameters
+    ----------
+    instance:
+        A stable instance.
+    method:
+        ``"L-BFGS-B"`` or ``"SLSQP"`` (scipy, analytic gradient), or ``"cvxpy"`` (conic
+        formulation ``c rho/(1 - rho) = c (inv_pos(1 - rho) - 1)`` with cvxpy's default
+        solver; needs the optional ``cvxpy`` package).
+    ftol, gtol, maxiter:
+        scipy stopping rules on the scaled objective (order one at the start). ``ftol`` is
+        L-BFGS-B's relative reduction tolerance and SLSQP's accuracy goal; ``gtol`` is
+        L-BFGS-B's projected-gradient tolerance (SLSQP ignores it). The defaults are as tight
+        as still lets the optimisers report success on the paper's random instances. Ignored
+        by ``"cvxpy"``; pass its solver's options in ``solver_options``.
+    extension:
+        Each cost term is continued past ``rho = 1 - extension`` by its quadratic Taylor
+        expansion (scipy methods only).
+    partition_tol:
+        Tolerance on ``p`` when reading the partition off the solution (:func:`classify`).
+    solver_options:
+        Keyword arguments for ``cvxpy.Problem.solve`` (``"cvxpy"`` only).
+
+    Returns
+    -------
+    Solution
+        ``method="generic"``; ``converged`` is the optimiser's success flag and all final
+        loads < 1; ``info`` holds ``message``, ``nit``, ``nfev``, ``method``, ``wall_time_s``
+        (seconds) and ``start_max_load`` (largest load of the starting point).
+    """
+    if method not in GENERIC_METHODS:
+        raise ValueError(f"method must be one of {GENERIC_METHODS}, got {method!r}")
+    if not 0.0 < extension < 1.0:
+        raise ValueError(f"extension must be in (0, 1), got {extension}")
+    mu, cost, eta = instance.mu, instance.cost, instance.eta
+    t0 = time.perf_counter()
+    p0 = feasible_start(mu, eta)
+    rho_start = loads_from_probabilities(p0, mu, eta)
+    value0, _ = _extended_cost(rho_start, cost, extension)
+    scale = float(value0.sum())
+    if method == "cvxpy":
+        p, info = _solve_cvxpy(p0, mu, cost, eta, scale, solver_options)
+    else:
+        p, info = _solve_scipy(p0, mu, cost, eta, method, ftol, gtol, maxiter, extension, scale)
+    loads = loads_from_probabilities(p, mu, eta)
+    wall = time.perf_counter() - t0
+    loads_ok = bool(np.all(loads < 1.0))
+    converged = info.pop("success") and loads_ok
+    message = info["message"] if loads_ok else info["message"] + "; final load >= 1"
+    info.update(
+        method=method,
+        wall_time_s=wall,
+        start_max_load=float(rho_start.max()),
+        objective_scale=scale,
+    )
+    return Solution(
+        instance=instance,
+        loads=loads,
+        partition=classify(p, partition_tol),
+        method="generic",
+        iterations=info["nit"] if info["nit"] >= 0 else None,
+        converged=bool(converged),
+        message=message,
+        info=info,
+    )

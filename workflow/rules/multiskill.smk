@@ -1,0 +1,252 @@
+# Part A -- Miguelez, Doncel & Prabhu (2022), multi-skilled servers with Bernoulli routing.
+# Outputs under results/multiskill/<rule>/, figures under config["figures_dir"].
+
+MS = config["multiskill"]
+MS_SIZES = list(range(MS["sizes"]["first"], MS["sizes"]["last"] + 1, MS["sizes"]["step"]))
+MS_UPDATES = MS["fixed_point"]["update_rules"]
+
+
+wildcard_constraints:
+    n_classes=r"\d+",
+    update_rule=r"jacobi|single",
+
+
+rule multiskill_instances:
+    output:
+        instances="results/multiskill/multiskill_instances/C{n_classes}.json",
+    params:
+        n_instances=MS["instances_per_size"],
+        seed=config["seed"],
+    log:
+        "logs/multiskill/multiskill_instances/C{n_classes}.log",
+    message:
+        "Part A: drawing {params.n_instances} random stable instances with C={wildcards.n_classes}"
+    script:
+        "../scripts/multiskill_instances.py"
+
+
+rule multiskill_solve:
+    input:
+        instances=rules.multiskill_instances.output.instances,
+    output:
+        runs="results/multiskill/multiskill_solve/C{n_classes}.csv",
+    params:
+        seed=config["seed"],
+        fixed_point=MS["fixed_point"],
+    log:
+        "logs/multiskill/multiskill_solve/C{n_classes}.log",
+    message:
+        "Part A: exact solver and Algorithm 1 on the C={wildcards.n_classes} instances"
+    script:
+        "../scripts/multiskill_solve.py"
+
+
+rule multiskill_compare:
+    input:
+        instances=rules.multiskill_instances.output.instances,
+    output:
+        costs="results/multiskill/multiskill_compare/C{n_classes}.csv",
+    log:
+        "logs/multiskill/multiskill_compare/C{n_classes}.log",
+    message:
+        "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
+    script:
+        "../scripts/multiskill_compare.py"
+
+
+rule multiskill_iteration_table:
+    input:
+        runs=expand(rules.multiskill_solve.output.runs, n_classes=MS_SIZES),
+    output:
+        stats="results/multiskill/multiskill_iteration_table/iterations.csv",
+        by_init="results/multiskill/multiskill_iteration_table/iterations_by_init.csv",
+        markdown="results/multiskill/multiskill_iteration_table/iterations.md",
+    log:
+        "logs/multiskill/multiskill_iteration_table.log",
+    message:
+        "Part A: iteration statistics of Algorithm 1 per C and update rule"
+    script:
+        "../scripts/multiskill_iteration_table.py"
+
+
+rule multiskill_comparison_table:
+    input:
+        costs=expand(rules.multiskill_compare.output.costs, n_classes=MS_SIZES),
+    output:
+        table="results/multiskill/multiskill_comparison_table/comparison.csv",
+        summary="results/multiskill/multiskill_comparison_table/summary.csv",
+        markdown="results/multiskill/multiskill_comparison_table/comparison.md",
+    log:
+        "logs/multiskill/multiskill_comparison_table.log",
+    message:
+        "Part A: comparison costs aggregated over all random instances"
+    script:
+        "../scripts/multiskill_comparison_table.py"
+
+
+rule multiskill_table1:
+    output:
+        solutions="results/multiskill/multiskill_table1/solutions.csv",
+        trajectories="results/multiskill/multiskill_table1/trajectories.csv",
+        runs="results/multiskill/multiskill_table1/runs.csv",
+        markdown="results/multiskill/multiskill_table1/solutions.md",
+    params:
+        seed=config["seed"],
+        generic_methods=MS["generic"]["methods"],
+        updates=MS_UPDATES,
+    log:
+        "logs/multiskill/multiskill_table1.log",
+    message:
+        "Part A: Table 1 instance by every solver and Algorithm 1 trajectories (Fig. 6)"
+    script:
+        "../scripts/multiskill_table1.py"
+
+
+rule multiskill_two_class:
+    output:
+        case_map="results/multiskill/multiskill_two_class/case_map.csv",
+        boundaries="results/multiskill/multiskill_two_class/boundaries.csv",
+        loads="results/multiskill/multiskill_two_class/loads.csv",
+        costs="results/multiskill/multiskill_two_class/costs.csv",
+        switching_points="results/multiskill/multiskill_two_class/switching_points.csv",
+        switching_curve="results/multiskill/multiskill_two_class/switching_curve.csv",
+        region="results/multiskill/multiskill_two_class/region.csv",
+    params:
+        two_class=MS["two_class"],
+    log:
+        "logs/multiskill/multiskill_two_class.log",
+    message:
+        "Part A: C=2 closed forms, exact loads, comparison costs and switching curve"
+    script:
+        "../scripts/multiskill_two_class.py"
+
+
+rule multiskill_equal_capacities:
+    output:
+        region="results/multiskill/multiskill_equal_capacities/region.csv",
+        switching_curve="results/multiskill/multiskill_equal_capacities/switching_curve.csv",
+    params:
+        setting=MS["equal_capacities"],
+    log:
+        "logs/multiskill/multiskill_equal_capacities.log",
+    message:
+        "Part A: equal capacities, different costs: where multi-skilled beats all sharing"
+    script:
+        "../scripts/multiskill_equal_capacities.py"
+
+
+rule multiskill_fig1:
+    output:
+        **figure("multiskill_fig1_model"),
+    log:
+        "logs/multiskill/multiskill_fig1.log",
+    message:
+        "Part A: Fig. 1, model schematic"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig2:
+    input:
+        case_map=rules.multiskill_two_class.output.case_map,
+        boundaries=rules.multiskill_two_class.output.boundaries,
+    output:
+        **figure("multiskill_fig2_case_map"),
+    params:
+        two_class=MS["two_class"],
+    log:
+        "logs/multiskill/multiskill_fig2.log",
+    message:
+        "Part A: Fig. 2, optimal C=2 case over the (eta1, eta2) plane"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig3:
+    input:
+        loads=rules.multiskill_two_class.output.loads,
+    output:
+        **figure("multiskill_fig3_loads"),
+    params:
+        two_class=MS["two_class"],
+    log:
+        "logs/multiskill/multiskill_fig3.log",
+    message:
+        "Part A: Fig. 3, optimal C=2 loads against eta2"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig4:
+    input:
+        costs=rules.multiskill_two_class.output.costs,
+        switching_points=rules.multiskill_two_class.output.switching_points,
+        switching_curve=rules.multiskill_two_class.output.switching_curve,
+        region=rules.multiskill_two_class.output.region,
+    output:
+        **figure("multiskill_fig4_switching"),
+    params:
+        two_class=MS["two_class"],
+    log:
+        "logs/multiskill/multiskill_fig4.log",
+    message:
+        "Part A: Fig. 4, costs of the three systems and the switching curve"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig5:
+    input:
+        region=rules.multiskill_equal_capacities.output.region,
+        switching_curve=rules.multiskill_equal_capacities.output.switching_curve,
+    output:
+        **figure("multiskill_fig5_equal_capacities"),
+    params:
+        setting=MS["equal_capacities"],
+    log:
+        "logs/multiskill/multiskill_fig5.log",
+    message:
+        "Part A: Fig. 5, equal capacities: region where multi-skilled beats all sharing"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig6:
+    input:
+        trajectories=rules.multiskill_table1.output.trajectories,
+        runs=rules.multiskill_table1.output.runs,
+    output:
+        **figure("multiskill_fig6_convergence_{update_rule}"),
+    log:
+        "logs/multiskill/multiskill_fig6_{update_rule}.log",
+    message:
+        "Part A: Fig. 6, Algorithm 1 ({wildcards.update_rule} update) on Table 1"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig7:
+    input:
+        stats=rules.multiskill_iteration_table.output.stats,
+    output:
+        **figure("multiskill_fig7_iterations_{update_rule}"),
+    log:
+        "logs/multiskill/multiskill_fig7_{update_rule}.log",
+    message:
+        "Part A: Fig. 7, iterations of Algorithm 1 ({wildcards.update_rule} update) against C"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_all:
+    input:
+        rules.multiskill_iteration_table.output,
+        rules.multiskill_comparison_table.output,
+        rules.multiskill_table1.output,
+        rules.multiskill_fig1.output,
+        rules.multiskill_fig2.output,
+        rules.multiskill_fig3.output,
+        rules.multiskill_fig4.output,
+        rules.multiskill_fig5.output,
+        expand(rules.multiskill_fig6.output, update_rule=MS_UPDATES),
+        expand(rules.multiskill_fig7.output, update_rule=MS_UPDATES),
