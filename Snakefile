@@ -6,10 +6,10 @@ from snakemake.utils import min_version, validate
 min_version("8.20")
 
 
-configfile: "workflow/config/default.yaml"
+configfile: workflow.source_path("workflow/config/default.yaml")
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 
 include: "workflow/rules/common.smk"

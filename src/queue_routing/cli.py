@@ -95,12 +95,21 @@ def _build_parser() -> argparse.ArgumentParser:
     solve = ms_cmd.add_parser("solve", help="optimal Bernoulli routing (LOAD-OPT)")
     solve.add_argument("instance", help='JSON file {"mu", "cost", "eta"} or - for stdin')
     solve.add_argument("--method", choices=["exact", "fixed-point", "generic"], default="exact")
-    solve.add_argument("--update", choices=["jacobi", "single"], default="jacobi",
-                       help="Algorithm 1 update rule (fixed-point only)")
-    solve.add_argument("--init", choices=["dedicated", "both", "shared", "random"],
-                       default="dedicated", help="Algorithm 1 initial partition")
-    solve.add_argument("--seed", type=int, default=0,
-                       help="seed for --init random and --update single")
+    solve.add_argument(
+        "--update",
+        choices=["jacobi", "single"],
+        default="jacobi",
+        help="Algorithm 1 update rule (fixed-point only)",
+    )
+    solve.add_argument(
+        "--init",
+        choices=["dedicated", "both", "shared", "random"],
+        default="dedicated",
+        help="Algorithm 1 initial partition",
+    )
+    solve.add_argument(
+        "--seed", type=int, default=0, help="seed for --init random and --update single"
+    )
     solve.set_defaults(func=_multiskill_solve)
 
     cmp_ = ms_cmd.add_parser("compare", help="cost of multi-skilled vs no/all sharing")

@@ -40,9 +40,14 @@ def write_json(obj: Any, path: str | os.PathLike) -> None:
         tmp.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n")
 
 
-def write_table(df: pd.DataFrame, csv_path: str | os.PathLike,
-                markdown_path: str | os.PathLike | None = None, *, title: str = "",
-                float_format: str = "%.10g") -> None:
+def write_table(
+    df: pd.DataFrame,
+    csv_path: str | os.PathLike,
+    markdown_path: str | os.PathLike | None = None,
+    *,
+    title: str = "",
+    float_format: str = "%.10g",
+) -> None:
     """Write a tidy table as CSV (full precision) and optionally as a Markdown rendering."""
     with atomic_path(csv_path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")

@@ -19,7 +19,7 @@ __all__ = ["run_script"]
 
 def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     log_path = snakemake.log[0] if len(snakemake.log) else None
-    stream = open(log_path, "w") if log_path else sys.stderr  # noqa: SIM115
+    stream = open(log_path, "w") if log_path else sys.stderr
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

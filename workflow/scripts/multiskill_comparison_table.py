@@ -10,8 +10,12 @@ from queue_routing.pipeline import run_script
 def main(snakemake):
     table = pd.concat([pd.read_csv(p) for p in snakemake.input.costs], ignore_index=True)
     write_table(table, snakemake.output.table)
-    write_table(comparison_summary(table), snakemake.output.summary, snakemake.output.markdown,
-                title="Multi-skilled vs no sharing vs all sharing (random instances)")
+    write_table(
+        comparison_summary(table),
+        snakemake.output.summary,
+        snakemake.output.markdown,
+        title="Multi-skilled vs no sharing vs all sharing (random instances)",
+    )
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -7,10 +7,14 @@ from queue_routing.pipeline import run_script
 
 def main(snakemake):
     n = int(snakemake.wildcards.n_classes)
-    instances = [random_instance(n, snakemake.params.seed, k).to_dict()
-                 for k in range(snakemake.params.n_instances)]
-    write_json({"n_classes": n, "seed": snakemake.params.seed, "instances": instances},
-               snakemake.output.instances)
+    instances = [
+        random_instance(n, snakemake.params.seed, k).to_dict()
+        for k in range(snakemake.params.n_instances)
+    ]
+    write_json(
+        {"n_classes": n, "seed": snakemake.params.seed, "instances": instances},
+        snakemake.output.instances,
+    )
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -10,8 +10,12 @@ from queue_routing.pipeline import run_script
 def main(snakemake):
     runs = pd.concat([pd.read_csv(p) for p in snakemake.input.runs], ignore_index=True)
     stats = iteration_statistics(runs, by=("n_classes", "update"))
-    write_table(stats, snakemake.output.stats, snakemake.output.markdown,
-                title="Algorithm 1: partition changes until convergence (Fig. 7)")
+    write_table(
+        stats,
+        snakemake.output.stats,
+        snakemake.output.markdown,
+        title="Algorithm 1: partition changes until convergence (Fig. 7)",
+    )
     runs["init_kind"] = runs["init"].str.split("-").str[0]
     by_init = iteration_statistics(runs, by=("n_classes", "update", "init_kind"))
     write_table(by_init, snakemake.output.by_init)

@@ -69,33 +69,44 @@ def sweep_runs(
         counts = np.bincount(exact.partition.labels, minlength=3)
         for update in updates:
             for label in labels:
-                rng = rng_for(root_seed, "multiskill-fixed-point", inst.n_classes, index,
-                              update, label)
+                rng = rng_for(
+                    root_seed, "multiskill-fixed-point", inst.n_classes, index, update, label
+                )
                 init = initial_partition(label.split("-")[0], inst.n_classes, rng, p0=p0, p1=p1)
-                sol = fixed_point(inst, update=update, init=init, rng=rng,
-                                  paper_rounding=paper_rounding, max_iterations=max_iterations)
+                sol = fixed_point(
+                    inst,
+                    update=update,
+                    init=init,
+                    rng=rng,
+                    paper_rounding=paper_rounding,
+                    max_iterations=max_iterations,
+                )
                 gap = (sol.cost - exact.cost) / exact.cost if sol.converged else np.nan
-                rows.append({
-                    "n_classes": inst.n_classes,
-                    "instance": index,
-                    "update": update,
-                    "init": label,
-                    "iterations": sol.iterations,
-                    "converged": sol.converged,
-                    "status": sol.info["status"],
-                    "cost_exact": exact.cost,
-                    "cost": sol.cost,
-                    "rel_gap": gap,
-                    "same_partition": sol.partition == exact.partition,
-                    "n_dedicated": int(counts[DEDICATED]),
-                    "n_both": int(counts[BOTH]),
-                    "n_shared": int(counts[SHARED]),
-                })
+                rows.append(
+                    {
+                        "n_classes": inst.n_classes,
+                        "instance": index,
+                        "update": update,
+                        "init": label,
+                        "iterations": sol.iterations,
+                        "converged": sol.converged,
+                        "status": sol.info["status"],
+                        "cost_exact": exact.cost,
+                        "cost": sol.cost,
+                        "rel_gap": gap,
+                        "same_partition": sol.partition == exact.partition,
+                        "n_dedicated": int(counts[DEDICATED]),
+                        "n_both": int(counts[BOTH]),
+                        "n_shared": int(counts[SHARED]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def iteration_statistics(runs: pd.DataFrame, by: Sequence[str] = ("n_classes", "update"),
-                         ) -> pd.DataFrame:
+def iteration_statistics(
+    runs: pd.DataFrame,
+    by: Sequence[str] = ("n_classes", "update"),
+) -> pd.DataFrame:
     """Fig. 7's statistics: iterations to convergence per group (converged runs only).
 
     Columns: ``*by, runs, min, median, max, mean, not_converged``; ``min..mean`` are over
@@ -115,22 +126,27 @@ def solution_rows(sol: Solution, solver: str) -> list[dict]:
     rows = []
     probs = sol.probabilities
     for j, load in enumerate(sol.loads):
-        rows.append({
-            "solver": solver,
-            "server": j,
-            "load": float(load),
-            "probability": np.nan if j == 0 else float(probs[j - 1]),
-            "set": "" if j == 0 else _SET_NAMES[int(sol.partition.labels[j - 1])],
-            "cost": sol.cost,
-            "iterations": sol.iterations,
-            "converged": sol.converged,
-        })
+        rows.append(
+            {
+                "solver": solver,
+                "server": j,
+                "load": float(load),
+                "probability": np.nan if j == 0 else float(probs[j - 1]),
+                "set": "" if j == 0 else _SET_NAMES[int(sol.partition.labels[j - 1])],
+                "cost": sol.cost,
+                "iterations": sol.iterations,
+                "converged": sol.converged,
+            }
+        )
     return rows
 
 
-def table1_solutions(generic_methods: Sequence[str] = ("L-BFGS-B", "SLSQP"),
-                     updates: Sequence[str] = ("jacobi", "single"), *, root_seed: int = 0,
-                     ) -> pd.DataFrame:
+def table1_solutions(
+    generic_methods: Sequence[str] = ("L-BFGS-B", "SLSQP"),
+    updates: Sequence[str] = ("jacobi", "single"),
+    *,
+    root_seed: int = 0,
+) -> pd.DataFrame:
     """Table 1's instance solved by every solver (tidy: one row per solver and server).
 
     Algorithm 1 runs from the all-dedicated partition, with and without the authors'
@@ -145,15 +161,19 @@ def table1_solutions(generic_methods: Sequence[str] = ("L-BFGS-B", "SLSQP"),
     for update in updates:
         for rounding in (False, True):
             rng = rng_for(root_seed, "multiskill-table1", update, int(rounding))
-            sol = fixed_point(inst, update=update, init="dedicated", rng=rng,
-                              paper_rounding=rounding)
+            sol = fixed_point(
+                inst, update=update, init="dedicated", rng=rng, paper_rounding=rounding
+            )
             name = f"fixed-point {update}" + (" (paper rounding)" if rounding else "")
             rows += solution_rows(sol, name)
     return pd.DataFrame(rows)
 
 
-def table1_trajectories(updates: Sequence[str] = ("jacobi", "single"), *, root_seed: int = 0,
-                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table1_trajectories(
+    updates: Sequence[str] = ("jacobi", "single"),
+    *,
+    root_seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fig. 6: loads per iteration of Algorithm 1 on Table 1 from its three initial partitions.
 
     Returns ``(trajectories, runs)``: trajectories has columns ``init, update, paper_rounding,
@@ -166,18 +186,32 @@ def table1_trajectories(updates: Sequence[str] = ("jacobi", "single"), *, root_s
         for rounding in (False, True):
             for k, (label, part) in enumerate(table1_initial_partitions().items()):
                 rng = rng_for(root_seed, "multiskill-fig6", update, int(rounding), k)
-                sol = fixed_point(inst, update=update, init=part, rng=rng,
-                                  paper_rounding=rounding)
+                sol = fixed_point(inst, update=update, init=part, rng=rng, paper_rounding=rounding)
                 loads = sol.info["trace"].loads
                 for it, row in enumerate(loads):
                     for j, load in enumerate(row):
-                        traj.append({"init": label, "update": update,
-                                     "paper_rounding": rounding, "iteration": it,
-                                     "server": j, "load": float(load)})
-                runs.append({"init": label, "update": update, "paper_rounding": rounding,
-                             "iterations": sol.iterations, "converged": sol.converged,
-                             "status": sol.info["status"], "cost": sol.cost,
-                             "message": sol.message})
+                        traj.append(
+                            {
+                                "init": label,
+                                "update": update,
+                                "paper_rounding": rounding,
+                                "iteration": it,
+                                "server": j,
+                                "load": float(load),
+                            }
+                        )
+                runs.append(
+                    {
+                        "init": label,
+                        "update": update,
+                        "paper_rounding": rounding,
+                        "iterations": sol.iterations,
+                        "converged": sol.converged,
+                        "status": sol.info["status"],
+                        "cost": sol.cost,
+                        "message": sol.message,
+                    }
+                )
     return pd.DataFrame(traj), pd.DataFrame(runs)
 
 

@@ -47,8 +47,9 @@ INITIAL_PARTITIONS = ("dedicated", "both", "shared", "random")
 Update = Literal["jacobi", "single"]
 
 
-def rho0_of_partition(labels: np.ndarray, mu: np.ndarray, eta: np.ndarray,
-                      delta: np.ndarray) -> float:
+def rho0_of_partition(
+    labels: np.ndarray, mu: np.ndarray, eta: np.ndarray, delta: np.ndarray
+) -> float:
     """Equation (10): rho_0 = 1 - (mu_0 + sum_{C_b} mu_j - sum_{C_b u C_0} eta_j)
     / (mu_0 + sum_{C_b} delta_j mu_j), unclipped (dimensionless)."""
     b = labels == BOTH
@@ -58,8 +59,9 @@ def rho0_of_partition(labels: np.ndarray, mu: np.ndarray, eta: np.ndarray,
     return float(1.0 - num / den)
 
 
-def loads_of_partition(labels: np.ndarray, rho0: float, mu: np.ndarray, eta: np.ndarray,
-                       delta: np.ndarray) -> np.ndarray:
+def loads_of_partition(
+    labels: np.ndarray, rho0: float, mu: np.ndarray, eta: np.ndarray, delta: np.ndarray
+) -> np.ndarray:
     """Loads implied by a partition at a given rho_0 (Proposition 2 and equation (11)):
     eta_j/mu_j on C_d, 1 - delta_j (1 - rho_0) on C_b, 0 on C_0. Not clipped: a
     misclassified class can show a load outside [0, eta_j/mu_j], as in Fig. 6."""
@@ -69,8 +71,14 @@ def loads_of_partition(labels: np.ndarray, rho0: float, mu: np.ndarray, eta: np.
     return np.concatenate([[rho0], dedicated + both])
 
 
-def initial_partition(kind: str | Partition, n_classes: int, rng: np.random.Generator | None = None,
-                      *, p0: float = 0.1, p1: float = 0.3) -> Partition:
+def initial_partition(
+    kind: str | Partition,
+    n_classes: int,
+    rng: np.random.Generator | None = None,
+    *,
+    p0: float = 0.1,
+    p1: float = 0.3,
+) -> Partition:
     """The initial partitions of the spec.
 
     ``"dedicated"`` (all in C_d), ``"both"`` (all in C_b), ``"shared"`` (all in C_0), an explicit
@@ -234,6 +242,5 @@ def fixed_point(
         iterations=changes,
         converged=status == "converged",
         message=message,
-        info={"trace": trace, "update": update, "paper_rounding": paper_rounding,
-              "status": status},
+        info={"trace": trace, "update": update, "paper_rounding": paper_rounding, "status": status},
     )

@@ -124,27 +124,42 @@ def classify(p: np.ndarray, tol: float) -> Partition:
     return Partition(labels)
 
 
+DIAG = True
+STAGES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5)
+
+
 def _solve_scipy(p0, mu, cost, eta, method, ftol, gtol, maxiter, ext, scale):
-    xscale = _variable_scale(p0, mu, cost, eta, scale)
+    if DIAG:
+        xscale = _variable_scale(p0, mu, cost, eta, scale)
+    else:
+        xscale = np.ones_like(p0)
     bounds = list(zip(np.zeros(p0.size), xscale, strict=True))
     if method == "L-BFGS-B":
         options = {"ftol": ftol, "gtol": gtol, "maxiter": maxiter, "maxfun": 20 * maxiter}
     else:  # SLSQP has a single tolerance, on the objective value
         options = {"ftol": ftol, "maxiter": maxiter}
-    res = minimize(
-        _objective,
-        p0 * xscale,
-        args=(mu, cost, eta, ext, scale, xscale),
-        jac=True,
-        method=method,
-        bounds=bounds,
-        options=options,
-    )
+    x = p0 * xscale
+    nit = nfev = 0
+    for e in [*(t for t in STAGES if t > ext), ext]:
+        res = minimize(
+            _objective,
+            x,
+            args=(mu, cost, eta, e, scale, xscale),
+            jac=True,
+            method=method,
+            bounds=bounds,
+            options=options,
+        )
+        x = np.clip(res.x, 0.0, xscale)
+        nit += int(getattr(res, "nit", 0))
+        nfev += int(getattr(res, "nfev", 0))
+        if loads_from_probabilities(x / xscale, mu, eta).max() <= 1.0 - e:
+            break
     p = np.clip(np.asarray(res.x, dtype=float) / xscale, 0.0, 1.0)
     info = {
         "message": str(res.message),
-        "nit": int(getattr(res, "nit", -1)),
-        "nfev": int(getattr(res, "nfev", -1)),
+        "nit": nit,
+        "nfev": nfev,
         "success": bool(res.success),
     }
     return p, info

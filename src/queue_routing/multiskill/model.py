@@ -148,8 +148,9 @@ class Instance:
         extra = sorted(set(data) - {"mu", "cost", "eta", "name"})
         if extra:
             raise InstanceError(f"instance has unknown key(s): {', '.join(extra)}")
-        return cls(mu=data["mu"], cost=data["cost"], eta=data["eta"],
-                   name=str(data.get("name", name)))
+        return cls(
+            mu=data["mu"], cost=data["cost"], eta=data["eta"], name=str(data.get("name", name))
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Instance:

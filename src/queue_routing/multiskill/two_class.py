@@ -9,17 +9,14 @@ The paper assumes w.l.o.g. ``delta_1 <= delta_2`` (``delta_j = sqrt((c_j/mu_j)/(
 the corrected definition, see ``shared/spec/multiskill.md``). Under that ordering the cases,
 numbered as in the paper, are
 
-==== ======================== ===============================================
-case partition                optimal loads
-==== ======================== ===============================================
-1    C_d = {1, 2}             rho_i = eta_i/mu_i, rho_0 = 0
-2    C_d = {1}, C_b = {2}     rho_0 = 1 - (mu_0+mu_2-eta_2)/(mu_0+delta_2 mu_2)
-3    C_d = {1}, C_0 = {2}     rho_1 = eta_1/mu_1, rho_0 = eta_2/mu_0
-4    C_0 = {1, 2}             rho_0 = (eta_1+eta_2)/mu_0
-5    C_b = {1, 2}             rho_0 = 1 - (mu_0+mu_1+mu_2-eta_1-eta_2)/(mu_0+delta_1 mu_1+delta_2 mu_2)
-6    C_b = {1}, C_d = {2}     rho_0 = 1 - (mu_0+mu_1-eta_1)/(mu_0+delta_1 mu_1)
-7    C_b = {1}, C_0 = {2}     rho_0 = 1 - (mu_0+mu_1-eta_1-eta_2)/(mu_0+delta_1 mu_1)
-==== ======================== ===============================================
+- case 1, ``C_d = {1, 2}``: ``rho_i = eta_i/mu_i``, ``rho_0 = 0``;
+- case 2, ``C_d = {1}, C_b = {2}``: ``rho_0 = 1 - (mu_0+mu_2-eta_2)/(mu_0+delta_2 mu_2)``;
+- case 3, ``C_d = {1}, C_0 = {2}``: ``rho_1 = eta_1/mu_1``, ``rho_0 = eta_2/mu_0``;
+- case 4, ``C_0 = {1, 2}``: ``rho_0 = (eta_1+eta_2)/mu_0``;
+- case 5, ``C_b = {1, 2}``:
+  ``rho_0 = 1 - (mu_0+mu_1+mu_2-eta_1-eta_2)/(mu_0+delta_1 mu_1+delta_2 mu_2)``;
+- case 6, ``C_b = {1}, C_d = {2}``: ``rho_0 = 1 - (mu_0+mu_1-eta_1)/(mu_0+delta_1 mu_1)``;
+- case 7, ``C_b = {1}, C_0 = {2}``: ``rho_0 = 1 - (mu_0+mu_1-eta_1-eta_2)/(mu_0+delta_1 mu_1)``;
 
 with ``rho_j = 1 - delta_j (1 - rho_0)`` for ``j`` in C_b and ``rho_j = 0`` for ``j`` in C_0.
 

@@ -1,0 +1,137 @@
+"""The `queue-routing` command: its JSON contract and its one-line error paths."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from queue_routing.cli import main
+from queue_routing.multiskill.instances import TABLE1
+
+
+def run(capsys, *argv, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def table1_file(tmp_path):
+    path = tmp_path / "table1.json"
+    path.write_text(json.dumps(TABLE1))
+    return path
+
+
+def _check_solution(obj, inst):
+    mu, eta = np.array(inst["mu"]), np.array(inst["eta"])
+    loads = np.array(obj["loads"])
+    assert set(obj) == {"loads", "probabilities", "partition", "cost", "iterations", "converged"}
+    assert len(loads) == len(mu) and np.all((loads >= 0) & (loads < 1))
+    # flow conservation (7) and the probabilities' definition (1), independent of the solver
+    assert mu @ loads == pytest.approx(eta.sum(), rel=1e-12)
+    np.testing.assert_allclose(obj["probabilities"], mu[1:] * loads[1:] / eta, atol=1e-12)
+    sets = obj["partition"]
+    assert sorted(sets["dedicated"] + sets["both"] + sets["shared"]) == list(range(1, len(eta) + 1))
+    cost = np.array(inst["cost"])
+    assert obj["cost"] == pytest.approx(float(np.sum(cost * loads / (1 - loads))), rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["exact", "fixed-point", "generic"])
+def test_solve_contract(capsys, table1_file, method):
+    argv = ["multiskill", "solve", str(table1_file), "--method", method]
+    if method == "fixed-point":
+        argv += ["--update", "single", "--init", "random", "--seed", "3"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+    obj = json.loads(out)
+    _check_solution(obj, TABLE1)
+    assert obj["converged"] is True
+    if method == "exact":
+        assert obj["iterations"] is None
+    else:
+        assert isinstance(obj["iterations"], int)
+
+
+def test_solve_reads_stdin(capsys, monkeypatch):
+    code, out, _ = run(
+        capsys, "multiskill", "solve", "-", stdin=json.dumps(TABLE1), monkeypatch=monkeypatch
+    )
+    assert code == 0
+    _check_solution(json.loads(out), TABLE1)
+
+
+def test_non_converged_fixed_point_is_reported(capsys, tmp_path):
+    path = tmp_path / "cycle.json"
+    path.write_text(json.dumps({"mu": [1, 2], "cost": [1, 10], "eta": [1.5]}))
+    code, out, _ = run(capsys, "multiskill", "solve", str(path), "--method", "fixed-point")
+    assert code == 0
+    assert json.loads(out)["converged"] is False
+
+
+def test_compare_contract(capsys, table1_file):
+    code, out, _ = run(capsys, "multiskill", "compare", str(table1_file))
+    assert code == 0
+    obj = json.loads(out)
+    assert set(obj) == {"multiskilled", "no_sharing", "all_sharing", "all_sharing_same_costs"}
+    # eta_1 = 28 < mu_1 = 34, ..., eta_5 = 24 < mu_5 = 27: no sharing is stable here
+    assert obj["no_sharing"] >= obj["multiskilled"] >= obj["all_sharing_same_costs"]
+
+
+def test_compare_reports_null_for_unstable_no_sharing(capsys, tmp_path):
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps({"mu": [10, 2, 2], "cost": [1, 1, 1], "eta": [3, 1]}))
+    code, out, _ = run(capsys, "multiskill", "compare", str(path))
+    assert code == 0 and json.loads(out)["no_sharing"] is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "needle"),
+    [
+        ('{"mu": [1, 2], "cost": [1, 1], "eta": [5]}', "class set A = {1}"),
+        ('{"mu": [1, 2', "not valid JSON"),
+        ('{"mu": [1, 2], "cost": [1, 1]}', "missing key(s): eta"),
+        ('{"mu": [1, 2], "cost": [1, 1], "eta": [1], "x": 1}', "unknown key(s): x"),
+        ('{"mu": [1, 2, 3], "cost": [1, 1], "eta": [1]}', "mu must have length 2"),
+        ('{"mu": [1, NaN], "cost": [1, 1], "eta": [1]}', "mu[1] is not a finite number"),
+        ('{"mu": [1, 2], "cost": [1, -1], "eta": [1]}', "cost[1] = -1 must be > 0"),
+        ('{"mu": [1, 2], "cost": [1, 1], "eta": ["a"]}', "eta must be a list of numbers"),
+        ("[1, 2, 3]", "must be a JSON object"),
+    ],
+)
+def test_bad_instances_give_one_line(capsys, monkeypatch, payload, needle):
+    code, out, err = run(capsys, "multiskill", "solve", "-", stdin=payload, monkeypatch=monkeypatch)
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith("queue-routing: error: ")
+    assert needle in err
+
+
+def test_missing_file(capsys):
+    code, out, err = run(capsys, "multiskill", "solve", "/nonexistent/instance.json")
+    assert code == 1 and out == "" and "instance file not found" in err
+
+
+def test_usage_errors_exit_2(capsys, table1_file):
+    with pytest.raises(SystemExit) as info:
+        main(["multiskill", "solve", str(table1_file), "--method", "magic"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice" in err
+    with pytest.raises(SystemExit):
+        main(["multiskill", "solve", str(table1_file), "--seed", "-1"])
+
+
+def test_console_script_end_to_end(table1_file):
+    proc = subprocess.run(
+        [sys.executable, "-m", "queue_routing.cli", "multiskill", "solve", str(table1_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    _check_solution(json.loads(proc.stdout), TABLE1)
