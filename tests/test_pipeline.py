@@ -24,8 +24,8 @@ MULTISKILL_TABLES = [
     "results/multiskill/multiskill_table1/solutions.md",
     "results/multiskill/multiskill_table1/trajectories.csv",
     "results/multiskill/multiskill_two_class/case_map.csv",
-    "results/multiskill/multiskill_two_class/costs.csv",
-    "results/multiskill/multiskill_two_class/switching_curve.csv",
+    "results/multiskill/multiskill_switching/costs.csv",
+    "results/multiskill/multiskill_switching/switching_curve.csv",
     "results/multiskill/multiskill_equal_capacities/region.csv",
 ]
 MULTISKILL_FIGURES = [

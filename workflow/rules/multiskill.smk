@@ -107,32 +107,44 @@ rule multiskill_two_class:
         case_map="results/multiskill/multiskill_two_class/case_map.csv",
         boundaries="results/multiskill/multiskill_two_class/boundaries.csv",
         loads="results/multiskill/multiskill_two_class/loads.csv",
-        costs="results/multiskill/multiskill_two_class/costs.csv",
-        switching_points="results/multiskill/multiskill_two_class/switching_points.csv",
-        switching_curve="results/multiskill/multiskill_two_class/switching_curve.csv",
-        region="results/multiskill/multiskill_two_class/region.csv",
     params:
-        two_class=MS["two_class"],
+        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_two_class.log",
     message:
-        "Part A: C=2 closed forms, exact loads, comparison costs and switching curve"
+        "Part A: C=2 optimal cases and loads by the closed forms and the exact solver"
     script:
         "../scripts/multiskill_two_class.py"
 
 
-rule multiskill_equal_capacities:
+rule multiskill_switching:
     output:
-        region="results/multiskill/multiskill_equal_capacities/region.csv",
+        costs="results/multiskill/multiskill_switching/costs.csv",
+        switching_points="results/multiskill/multiskill_switching/switching_points.csv",
+        switching_curve="results/multiskill/multiskill_switching/switching_curve.csv",
+        region="results/multiskill/multiskill_switching/region.csv",
+    params:
+        setting=MS["switching"],
+    log:
+        "logs/multiskill/multiskill_switching.log",
+    message:
+        "Part A: C=2 costs of the three systems and the switching curve (root finding)"
+    script:
+        "../scripts/multiskill_switching.py"
+
+
+use rule multiskill_switching as multiskill_equal_capacities with:
+    output:
+        costs="results/multiskill/multiskill_equal_capacities/costs.csv",
+        switching_points="results/multiskill/multiskill_equal_capacities/switching_points.csv",
         switching_curve="results/multiskill/multiskill_equal_capacities/switching_curve.csv",
+        region="results/multiskill/multiskill_equal_capacities/region.csv",
     params:
         setting=MS["equal_capacities"],
     log:
         "logs/multiskill/multiskill_equal_capacities.log",
     message:
         "Part A: equal capacities, different costs: where multi-skilled beats all sharing"
-    script:
-        "../scripts/multiskill_equal_capacities.py"
 
 
 rule multiskill_fig1:
@@ -153,7 +165,7 @@ rule multiskill_fig2:
     output:
         **figure("multiskill_fig2_case_map"),
     params:
-        two_class=MS["two_class"],
+        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_fig2.log",
     message:
@@ -168,7 +180,7 @@ rule multiskill_fig3:
     output:
         **figure("multiskill_fig3_loads"),
     params:
-        two_class=MS["two_class"],
+        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_fig3.log",
     message:
@@ -179,14 +191,14 @@ rule multiskill_fig3:
 
 rule multiskill_fig4:
     input:
-        costs=rules.multiskill_two_class.output.costs,
-        switching_points=rules.multiskill_two_class.output.switching_points,
-        switching_curve=rules.multiskill_two_class.output.switching_curve,
-        region=rules.multiskill_two_class.output.region,
+        costs=rules.multiskill_switching.output.costs,
+        switching_points=rules.multiskill_switching.output.switching_points,
+        switching_curve=rules.multiskill_switching.output.switching_curve,
+        region=rules.multiskill_switching.output.region,
     output:
         **figure("multiskill_fig4_switching"),
     params:
-        two_class=MS["two_class"],
+        setting=MS["switching"],
     log:
         "logs/multiskill/multiskill_fig4.log",
     message:

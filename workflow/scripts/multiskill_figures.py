@@ -12,15 +12,15 @@ def _draw(snakemake):
     if rule == "multiskill_fig1":
         return figures.fig1_schematic()
     if rule == "multiskill_fig2":
-        tc = snakemake.params.two_class
+        tc = snakemake.params.setting
         return figures.fig2_case_map(
             pd.read_csv(inp.case_map), pd.read_csv(inp.boundaries), tc["mu"], tc["cost"]
         )
     if rule == "multiskill_fig3":
-        tc = snakemake.params.two_class
+        tc = snakemake.params.setting
         return figures.fig3_loads(pd.read_csv(inp.loads), tc["mu"], tc["cost"], tc["line_eta1"])
     if rule == "multiskill_fig4":
-        tc = snakemake.params.two_class
+        tc = snakemake.params.setting
         return figures.fig4_costs(
             pd.read_csv(inp.costs),
             pd.read_csv(inp.switching_points),

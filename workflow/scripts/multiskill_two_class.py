@@ -1,0 +1,17 @@
+"""C = 2 case map, closed-form boundaries and optimal loads (thin adapter)."""
+
+from queue_routing.io import write_table
+from queue_routing.multiskill.experiments import two_class_tables
+from queue_routing.pipeline import run_script
+
+
+def main(snakemake):
+    s = snakemake.params.setting
+    tables = two_class_tables(
+        s["mu"], s["cost"], s["eta_max"], s["grid_points"], s["line_eta1"], s["line_points"]
+    )
+    for name, df in tables.items():
+        write_table(df, snakemake.output[name])
+
+
+run_script(snakemake, main)  # noqa: F821

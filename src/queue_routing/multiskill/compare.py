@@ -47,6 +47,7 @@ __all__ = [
     "compare",
     "cost_curves",
     "cost_difference",
+    "cost_difference_map",
     "multiskilled_cost_batch",
     "no_sharing_cost",
     "switching_curve",
@@ -69,19 +70,19 @@ FIG4_MU = np.array([1.0, 1.0, 1.0])
 FIG4_COST = np.array([2.0, 1.0, 1.0])
 #: Fig. 4 (left): eta_1 held fixed while eta_2 sweeps :data:`FIG4_ETA2_RANGE` (reconstructed).
 FIG4_ETA1 = 0.2
-#: Fig. 4: range of eta_2 swept (inside the stable region of the multi-skilled system).
-FIG4_ETA2_RANGE = (0.01, 1.99)
+#: Fig. 4: range of eta_2 swept (the multi-skilled system is stable for eta_2 < 2 - (eta_1-1)^+).
+FIG4_ETA2_RANGE = (0.001, 2.0)
 #: Fig. 4 (right): the values of eta_1 at which the switching curve is computed.
-FIG4_ETA1_VALUES = np.linspace(0.01, 1.99, 199)
+FIG4_ETA1_VALUES = np.linspace(0.005, 1.995, 200)
 
 #: Fig. 5 capacities: equal, ``mu_j = 1`` (reconstructed; the paper's values are missing).
 FIG5_MU = np.array([1.0, 1.0, 1.0])
 #: Fig. 5 holding costs: different per server, multi-skilled the dearest (reconstructed).
 FIG5_COST = np.array([3.0, 1.0, 2.0])
 #: Fig. 5: values of eta_1 at which the switching curve is computed.
-FIG5_ETA1_VALUES = np.linspace(0.01, 1.99, 199)
+FIG5_ETA1_VALUES = np.linspace(0.005, 1.995, 200)
 #: Fig. 5: range of eta_2 scanned for switching points.
-FIG5_ETA2_RANGE = (0.01, 1.99)
+FIG5_ETA2_RANGE = (0.001, 2.0)
 
 
 # -- no sharing ----------------------------------------------------------------------------
@@ -277,6 +278,25 @@ def cost_difference(mu, cost, eta1, eta2_values, cost_variant: CostVariant = "mu
     NaN where either system is unstable. Cost per unit time, shape ``(len(eta2_values),)``.
     """
     return _difference_and_scale(mu, cost, eta1, eta2_values, cost_variant)[0]
+
+
+def cost_difference_map(
+    mu, cost, eta1_grid, eta2_grid, cost_variant: CostVariant = "multiskilled"
+) -> np.ndarray:
+    """Multi-skilled minus all-sharing optimal cost over a grid of ``(eta_1, eta_2)`` (Fig. 5).
+
+    Negative where the multi-skilled system is cheaper; NaN where either system is unstable.
+    ``eta1_grid``, ``eta2_grid`` broadcast (e.g. from ``np.meshgrid``); cost per unit time.
+    """
+    mu = np.asarray(mu, dtype=float)
+    cost = np.asarray(cost, dtype=float)
+    e1, e2 = np.broadcast_arrays(np.asarray(eta1_grid, float), np.asarray(eta2_grid, float))
+    eta = np.stack([e1.ravel(), e2.ravel()], axis=-1)
+    ms = multiskilled_cost_batch(mu, cost, eta)
+    sh = _all_sharing_cost_batch(mu, cost, eta, cost_variant)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(np.isfinite(ms) & np.isfinite(sh), ms - sh, np.nan)
+    return diff.reshape(e1.shape)
 
 
 def cost_curves(mu, cost, eta1: float, eta2_values) -> pd.DataFrame:

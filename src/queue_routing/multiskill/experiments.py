@@ -19,6 +19,8 @@ from .model import BOTH, DEDICATED, SHARED, Instance
 from .result import Solution
 
 __all__ = [
+    "switching_tables",
+    "two_class_tables",
     "comparison_summary",
     "iteration_statistics",
     "solution_rows",
@@ -234,3 +236,110 @@ def comparison_summary(table: pd.DataFrame) -> pd.DataFrame:
             row[f"{other}_rel_max"] = float(rel.max()) if rel.notna().any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _plane(eta_max: Sequence[float], points: int) -> tuple[np.ndarray, np.ndarray]:
+    """A grid over (0, eta_max[0]] x (0, eta_max[1]] (intensities must be > 0)."""
+    e1 = np.linspace(0.0, eta_max[0], points + 1)[1:]
+    e2 = np.linspace(0.0, eta_max[1], points + 1)[1:]
+    return e1, e2
+
+
+def two_class_tables(
+    mu, cost, eta_max, grid_points: int, line_eta1: float, line_points: int
+) -> dict[str, pd.DataFrame]:
+    """Figs 2-3: the optimal C = 2 case over the (eta_1, eta_2) plane, the closed-form case
+    boundaries, and the optimal loads along ``eta_1 = line_eta1`` by the closed forms and by
+    the exact solver (two independent computations, drawn as lines and markers).
+
+    Returns ``{"case_map", "boundaries", "loads"}``; ``case`` 0 marks unstable points.
+    """
+    from .two_class import case_boundaries, case_map, solve_two_class
+
+    e1, e2 = _plane(eta_max, grid_points)
+    g1, g2 = np.meshgrid(e1, e2, indexing="ij")
+    cases = case_map(mu, cost, g1, g2)
+    case_df = pd.DataFrame(
+        {"eta1": g1.ravel(), "eta2": g2.ravel(), "case": cases.ravel().astype(int)}
+    )
+    bounds = []
+    for name, (b1, b2) in case_boundaries(mu, cost, e1).items():
+        bounds.append(pd.DataFrame({"boundary": name, "eta1": b1, "eta2": b2}))
+    bound_df = pd.concat(bounds, ignore_index=True)
+
+    rows = []
+    for eta2 in _plane([line_eta1, eta_max[1]], line_points)[1]:
+        try:
+            inst = Instance(mu=mu, cost=cost, eta=[line_eta1, eta2])
+        except ValueError:
+            continue  # unstable: no optimum to draw
+        closed = solve_two_class(inst)
+        exact = solve_exact(inst)
+        for source, loads, case in (
+            ("closed-form", closed.loads, closed.case),
+            ("exact", exact.loads, np.nan),
+        ):
+            rows.append(
+                {
+                    "eta2": eta2,
+                    "source": source,
+                    "rho0": loads[0],
+                    "rho1": loads[1],
+                    "rho2": loads[2],
+                    "case": case,
+                }
+            )
+    return {"case_map": case_df, "boundaries": bound_df, "loads": pd.DataFrame(rows)}
+
+
+def switching_tables(
+    mu, cost, eta_max, grid_points: int, line_eta1: float, line_points: int
+) -> dict[str, pd.DataFrame]:
+    """Fig. 4 (and Fig. 5's data): costs of the three systems along ``eta_1 = line_eta1``, the
+    switching point(s) on that line, the switching curve over the plane (root finding), and
+    the cost difference ``all_sharing - multiskilled`` over the plane (positive where the
+    multi-skilled system is cheaper; all-sharing servers charged ``c_0``).
+
+    Returns ``{"costs", "switching_points", "switching_curve", "region"}``.
+    """
+    from .compare import cost_curves, cost_difference_map, switching_curve, switching_point
+
+    e1, e2 = _plane(eta_max, grid_points)
+    eta2_line = _plane([line_eta1, eta_max[1]], line_points)[1]
+    costs = cost_curves(mu, cost, line_eta1, eta2_line)
+    e2_range = (float(e2[0]), float(e2[-1]))
+    points = switching_point(mu, cost, line_eta1, e2_range)
+    curve = switching_curve(mu, cost, e1, e2_range)
+    curve_rows = [
+        {"eta1": e1[i], "eta2": curve[i, b], "branch": b}
+        for b in range(curve.shape[1])
+        for i in range(curve.shape[0])
+    ]
+    g1, g2 = np.meshgrid(e1, e2, indexing="ij")
+    diff = -cost_difference_map(mu, cost, g1, g2)
+    multi = _multiskilled_cost_grid(mu, cost, g1, g2)
+    region = pd.DataFrame(
+        {
+            "eta1": g1.ravel(),
+            "eta2": g2.ravel(),
+            "multiskilled": multi.ravel(),
+            "all_sharing": (multi + diff).ravel(),
+            "difference": diff.ravel(),
+        }
+    )
+    return {
+        "costs": costs,
+        "switching_points": pd.DataFrame({"eta1": line_eta1, "eta2": points}),
+        "switching_curve": pd.DataFrame(curve_rows),
+        "region": region,
+    }
+
+
+def _multiskilled_cost_grid(mu, cost, g1, g2) -> np.ndarray:
+    """Exact multi-skilled optimum over a grid of C = 2 intensities (NaN where unstable)."""
+    from .compare import multiskilled_cost_batch
+
+    eta = np.stack([g1.ravel(), g2.ravel()], axis=1)
+    out = np.asarray(multiskilled_cost_batch(mu, cost, eta), dtype=float)
+    out[~np.isfinite(out)] = np.nan
+    return out.reshape(g1.shape)

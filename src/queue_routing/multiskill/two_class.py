@@ -47,6 +47,7 @@ from .model import BOTH, DEDICATED, SHARED, Instance, Partition, delta, holding_
 from .result import Solution
 
 __all__ = [
+    "BOUNDARY_KEYS",
     "CASE_LABELS",
     "CASE_PARTITIONS",
     "TwoClassSolution",

@@ -1,0 +1,17 @@
+"""C = 2 costs of the three systems, switching point(s) and curve (thin adapter)."""
+
+from queue_routing.io import write_table
+from queue_routing.multiskill.experiments import switching_tables
+from queue_routing.pipeline import run_script
+
+
+def main(snakemake):
+    s = snakemake.params.setting
+    tables = switching_tables(
+        s["mu"], s["cost"], s["eta_max"], s["grid_points"], s["line_eta1"], s["line_points"]
+    )
+    for name, df in tables.items():
+        write_table(df, snakemake.output[name])
+
+
+run_script(snakemake, main)  # noqa: F821
