@@ -7,9 +7,9 @@ with :func:`save_figure`, which
 
 * draws the caption as small wrapped text under the axes (the same caption is returned by the
   figure functions, so the README can show it next to the PNG);
-* writes ``stem.pdf`` (vector) and ``stem.png`` (150 dpi) without timestamps or other metadata that
-  varies between runs, so rerunning a plotting rule gives byte-identical files
-  (given the same matplotlib and font versions);
+* writes ``stem.pdf`` (vector) and ``stem.png`` (150 dpi) without timestamps or other
+  metadata that varies between runs, so rerunning a plotting rule, or saving a figure twice,
+  gives byte-identical files (given the same matplotlib, numpy and font versions);
 * writes each file to a temporary file in the target directory and moves it into place with
   :func:`os.replace` only after both files rendered, so an error never leaves a partial or
   half-updated pair behind.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import pickle
 import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from typing import Any, TypeVar
 import matplotlib as mpl
 import matplotlib.colors as mcolors
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import ScaledTranslation
 
 __all__ = [
@@ -158,6 +160,51 @@ def _targets(stem: str | os.PathLike[str]) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".pdf"), stem.with_name(stem.name + ".png")
 
 
+def _add_caption(fig: Figure, caption: str, fontsize: float) -> Text:
+    """Draw ``caption``, wrapped to the figure width, just under the figure's bottom edge.
+
+    ``savefig(bbox_inches="tight")`` then grows the saved canvas to include it.
+    """
+    offset = ScaledTranslation(0.06, -0.08, fig.dpi_scale_trans)
+    return fig.text(
+        0.0,
+        0.0,
+        wrap_caption(caption, fig.get_figwidth() - 0.1, fontsize),
+        transform=fig.transFigure + offset,
+        ha="left",
+        va="top",
+        fontsize=fontsize,
+        color="0.2",
+        linespacing=1.3,
+    )
+
+
+@contextlib.contextmanager
+def _pristine(fig: Figure) -> Iterator[Figure]:
+    """A throw-away copy of ``fig`` to draw on (or ``fig`` itself, cleaned up afterwards).
+
+    Every draw runs the constrained-layout solver starting from the current axes positions,
+    so drawing the same figure twice can move artists by ~1e-4 points, enough to change the
+    PDF bytes. Drawing a fresh copy each time makes every save start from the state the
+    figure function left, so saving twice, or rerunning, gives identical files, and ``fig``
+    itself is never modified. A figure that cannot be pickled (e.g. a lambda formatter) is
+    drawn directly and the texts added to it are removed afterwards.
+    """
+    try:
+        copy = pickle.loads(pickle.dumps(fig))
+    except Exception:
+        copy = None
+    if copy is not None:
+        yield copy
+        return
+    n_texts = len(fig.texts)
+    try:
+        yield fig
+    finally:
+        for text in fig.texts[n_texts:]:
+            text.remove()
+
+
 def save_figure(
     fig: Figure,
     stem: str | os.PathLike[str],
@@ -167,47 +214,30 @@ def save_figure(
 ) -> list[Path]:
     """Write ``stem.pdf`` and ``stem.png`` with ``caption`` under the axes; return the paths.
 
-    The caption is added as figure-level text for the duration of the save and removed
-    afterwards, so the figure is left as it was (saving twice gives identical files). Parent
-    directories are created. Both files are rendered to temporary files in the target
-    directory first and moved into place only when both succeeded; on any error the
-    temporary files are removed and existing figures at ``stem`` are left untouched.
+    ``stem`` gets the suffixes appended (``fig.v1`` gives ``fig.v1.pdf``). The caption is
+    drawn on a copy of ``fig`` (see :func:`_pristine`), so ``fig`` is left as it was and
+    saving twice gives identical files. Parent directories are created. Both files are
+    rendered to temporary files in the target directory first and moved into place only
+    when both succeeded; on any error the temporary files are removed and existing figures
+    at ``stem`` are left untouched.
     """
     pdf, png = _targets(stem)
     pdf.parent.mkdir(parents=True, exist_ok=True)
     temps: list[Path] = []
     try:
         with style_context():
-            text = None
-            if caption.strip():
-                width = fig.get_figwidth()
-                # Just under the figure's bottom edge; bbox_inches="tight" grows the canvas.
-                offset = ScaledTranslation(0.06, -0.08, fig.dpi_scale_trans)
-                text = fig.text(
-                    0.0,
-                    0.0,
-                    wrap_caption(caption, width - 0.1, caption_fontsize),
-                    transform=fig.transFigure + offset,
-                    ha="left",
-                    va="top",
-                    fontsize=caption_fontsize,
-                    color="0.2",
-                    linespacing=1.3,
+            for target, fmt, extra in (
+                (pdf, "pdf", {"metadata": _PDF_METADATA, "dpi": PDF_DPI}),
+                (png, "png", {"metadata": _PNG_METADATA, "dpi": PNG_DPI}),
+            ):
+                fd, name = tempfile.mkstemp(
+                    prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
                 )
-            try:
-                for target, fmt, extra in (
-                    (pdf, "pdf", {"metadata": _PDF_METADATA, "dpi": PDF_DPI}),
-                    (png, "png", {"metadata": _PNG_METADATA, "dpi": PNG_DPI}),
-                ):
-                    fd, name = tempfile.mkstemp(
-                        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-                    )
-                    temps.append(Path(name))
-                    with os.fdopen(fd, "wb") as fh:
-                        fig.savefig(fh, format=fmt, bbox_inches="tight", pad_inches=0.08, **extra)
-            finally:
-                if text is not None:
-                    text.remove()
+                temps.append(Path(name))
+                with os.fdopen(fd, "wb") as fh, _pristine(fig) as draft:
+                    if caption.strip():
+                        _add_caption(draft, caption, caption_fontsize)
+                    draft.savefig(fh, format=fmt, bbox_inches="tight", pad_inches=0.08, **extra)
         for tmp in temps:
             os.chmod(tmp, 0o644)  # mkstemp creates 0600 files
         for tmp, target in zip(temps, (pdf, png), strict=True):

@@ -88,7 +88,7 @@ _TIE = "#F4F4F4"
 _UPDATE_TEXT = {
     "jacobi": "jacobi update: every misclassified class moves at once",
     "single": "single update: one misclassified class, chosen at random (seeded), moves "
-              "per iteration",
+    "per iteration",
 }
 
 _ETA_UNIT = "work per unit time"
@@ -115,8 +115,10 @@ def _params(mu, cost) -> str:
 
 
 def _reconstructed(number: int) -> str:
-    return (f"Reconstructed Fig. {number} of {PAPER}: the paper's pages with this figure are "
-            "missing from our source, so the figure and its parameters are a reconstruction.")
+    return (
+        f"Reconstructed Fig. {number} of {PAPER}: the paper's pages with this figure are "
+        "missing from our source, so the figure and its parameters are a reconstruction."
+    )
 
 
 def _grid(df: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -124,16 +126,27 @@ def _grid(df: pd.DataFrame, value: str) -> tuple[np.ndarray, np.ndarray, np.ndar
     if df.duplicated(["eta1", "eta2"]).any():
         raise ValueError(f"grid of {value!r} has duplicate (eta1, eta2) points")
     wide = df.pivot(index="eta2", columns="eta1", values=value).sort_index().sort_index(axis=1)
-    return (wide.columns.to_numpy(float), wide.index.to_numpy(float),
-            wide.to_numpy(dtype=float, na_value=np.nan))
+    return (
+        wide.columns.to_numpy(float),
+        wide.index.to_numpy(float),
+        wide.to_numpy(dtype=float, na_value=np.nan),
+    )
 
 
 def _draw_categories(ax, x, y, codes: np.ndarray, colors: Sequence) -> None:
     """Draw integer category codes ``0..len(colors)-1`` (NaN: transparent) as cells."""
     cmap = ListedColormap(list(colors))
     norm = BoundaryNorm(np.arange(len(colors) + 1) - 0.5, cmap.N)
-    ax.pcolormesh(x, y, np.ma.masked_invalid(codes), cmap=cmap, norm=norm, shading="nearest",
-                  rasterized=True, zorder=0)
+    ax.pcolormesh(
+        x,
+        y,
+        np.ma.masked_invalid(codes),
+        cmap=cmap,
+        norm=norm,
+        shading="nearest",
+        rasterized=True,
+        zorder=0,
+    )
 
 
 def _plane_axes(ax, x, y) -> None:
@@ -167,27 +180,43 @@ def _draw_region(ax, region: pd.DataFrame) -> list[Patch]:
         codes[diff < -tol] = 2
         codes[np.abs(diff) <= tol] = 3
     _draw_categories(ax, x, y, codes, [GREY, _MS_CHEAPER, _AS_CHEAPER, _TIE])
-    labels = {0: ("unstable (no finite cost)", GREY), 1: ("multi-skilled cheaper", _MS_CHEAPER),
-              2: ("all sharing cheaper", _AS_CHEAPER), 3: ("equal cost", _TIE)}
+    labels = {
+        0: ("unstable (no finite cost)", GREY),
+        1: ("multi-skilled cheaper", _MS_CHEAPER),
+        2: ("all sharing cheaper", _AS_CHEAPER),
+        3: ("equal cost", _TIE),
+    }
     present = set(np.unique(codes).astype(int))
-    handles = [Patch(facecolor=labels[k][1], edgecolor="0.5", label=labels[k][0])
-               for k in (1, 2, 3, 0) if k in present]
+    handles = [
+        Patch(facecolor=labels[k][1], edgecolor="0.5", label=labels[k][0])
+        for k in (1, 2, 3, 0)
+        if k in present
+    ]
     _plane_axes(ax, x, y)
     return handles
 
 
 # -- Fig. 1 --------------------------------------------------------------------------------
 def _arrow(ax, start, end, **kw) -> None:
-    style = {"arrowstyle": "-|>", "mutation_scale": 11, "lw": 1.2, "color": "0.15",
-             "shrinkA": 0, "shrinkB": 0}
+    style = {
+        "arrowstyle": "-|>",
+        "mutation_scale": 11,
+        "lw": 1.2,
+        "color": "0.15",
+        "shrinkA": 0,
+        "shrinkB": 0,
+    }
     style.update(kw)
     ax.add_patch(FancyArrowPatch(start, end, **style))
 
 
 def _polyline_arrow(ax, points) -> None:
     codes = [MplPath.MOVETO] + [MplPath.LINETO] * (len(points) - 1)
-    ax.add_patch(FancyArrowPatch(path=MplPath(points, codes), arrowstyle="-|>",
-                                 mutation_scale=11, lw=1.2, color="0.15"))
+    ax.add_patch(
+        FancyArrowPatch(
+            path=MplPath(points, codes), arrowstyle="-|>", mutation_scale=11, lw=1.2, color="0.15"
+        )
+    )
 
 
 @styled
@@ -224,32 +253,51 @@ def fig1_schematic(n_shown: int = 3) -> tuple[Figure, str]:
         ax.add_patch(Circle((x_split, y), 0.07, color="0.15", zorder=3))
         # p_i: to the dedicated server i.
         _arrow(ax, (x_split, y), (x_ded - r_ded, y))
-        ax.text(0.5 * (x_split + x_ded - r_ded), y + 0.1, f"$p_{sub}$", ha="center",
-                va="bottom")
-        ax.add_patch(Circle((x_ded, y), r_ded, facecolor=lighten(PALETTE[5], 0.6),
-                            edgecolor="0.15", lw=1.2, zorder=2))
+        ax.text(0.5 * (x_split + x_ded - r_ded), y + 0.1, f"$p_{sub}$", ha="center", va="bottom")
+        ax.add_patch(
+            Circle(
+                (x_ded, y),
+                r_ded,
+                facecolor=lighten(PALETTE[5], 0.6),
+                edgecolor="0.15",
+                lw=1.2,
+                zorder=2,
+            )
+        )
         ax.text(x_ded, y, name, ha="center", va="center", fontsize=10)
         _arrow(ax, (x_ded + r_ded, y), (x_ded + r_ded + 0.75, y))
-        ax.text(x_ded + r_ded + 0.06, y + 0.12, f"$\\mu_{sub},\\ c_{sub}$", ha="left",
-                va="bottom", fontsize=9)
+        ax.text(
+            x_ded + r_ded + 0.06,
+            y + 0.12,
+            f"$\\mu_{sub},\\ c_{sub}$",
+            ha="left",
+            va="bottom",
+            fontsize=9,
+        )
         # 1 - p_i: along a lane under the row, then to server 0.
         y_lane = y - lane
         angle = np.arctan2(y0 - y_lane, x_srv0 - x_turn)
         end = (x_srv0 - r0 * np.cos(angle), y0 - r0 * np.sin(angle))
         _polyline_arrow(ax, [(x_split, y), (x_split + 0.45, y_lane), (x_turn, y_lane), end])
-        ax.text(x_split + 0.6, y_lane - 0.06, f"$1-p_{sub}$", ha="left", va="top",
-                fontsize=9)
+        ax.text(x_split + 0.6, y_lane - 0.06, f"$1-p_{sub}$", ha="left", va="top", fontsize=9)
 
     y_dots = -dy * (n_shown - 1)
     for x in (x_in - 0.55, x_split, x_ded):
         ax.text(x, y_dots + 0.2, "⋮", ha="center", va="center", fontsize=14)
 
-    ax.add_patch(Circle((x_srv0, y0), r0, facecolor=lighten(PALETTE[3], 0.45),
-                        edgecolor="0.15", lw=1.4, zorder=2))
+    ax.add_patch(
+        Circle(
+            (x_srv0, y0),
+            r0,
+            facecolor=lighten(PALETTE[3], 0.45),
+            edgecolor="0.15",
+            lw=1.4,
+            zorder=2,
+        )
+    )
     ax.text(x_srv0, y0, "0", ha="center", va="center", fontsize=11)
     ax.text(x_srv0, y0 - r0 - 0.12, "$\\mu_0,\\ c_0$", ha="center", va="top", fontsize=9)
-    ax.text(x_srv0, y0 + r0 + 0.12, "multi-skilled\nserver 0", ha="center", va="bottom",
-            fontsize=9)
+    ax.text(x_srv0, y0 + r0 + 0.12, "multi-skilled\nserver 0", ha="center", va="bottom", fontsize=9)
     _arrow(ax, (x_srv0 + r0, y0), (x_srv0 + r0 + 0.8, y0))
     ax.text(x_ded, ys[0] + 0.55, "dedicated servers", ha="center", va="bottom", fontsize=9)
 
@@ -291,8 +339,12 @@ def _case_text(case: int, swapped: bool) -> str:
 
 
 @styled
-def fig2_case_map(case_map: pd.DataFrame, boundaries: pd.DataFrame, mu, cost,
-                  ) -> tuple[Figure, str]:
+def fig2_case_map(
+    case_map: pd.DataFrame,
+    boundaries: pd.DataFrame,
+    mu,
+    cost,
+) -> tuple[Figure, str]:
     """Fig. 2 (reconstructed): which C = 2 case is optimal over the (eta_1, eta_2) plane.
 
     Parameters
@@ -325,12 +377,14 @@ def fig2_case_map(case_map: pd.DataFrame, boundaries: pd.DataFrame, mu, cost,
 
     is_stab = boundaries["boundary"].astype(str).eq("stability")
     has_cases = _draw_curves(ax, boundaries[~is_stab], "boundary", color="black", lw=1.4)
-    has_stab = _draw_curves(ax, boundaries[is_stab], "boundary", color="0.25", lw=1.4,
-                            ls="--")
+    has_stab = _draw_curves(ax, boundaries[is_stab], "boundary", color="0.25", lw=1.4, ls="--")
 
     present = {int(v) for v in np.unique(codes[np.isfinite(codes)])}
-    handles: list = [Patch(facecolor=_CASE_COLORS[k], edgecolor="0.5",
-                           label=_case_label(k, swapped)) for k in range(1, 8) if k in present]
+    handles: list = [
+        Patch(facecolor=_CASE_COLORS[k], edgecolor="0.5", label=_case_label(k, swapped))
+        for k in range(1, 8)
+        if k in present
+    ]
     if 0 in present:
         handles.append(Patch(facecolor=GREY, edgecolor="0.5", label="0: unstable"))
     if 8 in present:
@@ -338,18 +392,30 @@ def fig2_case_map(case_map: pd.DataFrame, boundaries: pd.DataFrame, mu, cost,
     if has_cases:
         handles.append(Line2D([], [], color="black", lw=1.4, label="closed-form boundary"))
     if has_stab:
-        handles.append(Line2D([], [], color="0.25", lw=1.4, ls="--",
-                              label="stability boundary"))
-    ax.legend(handles=handles, title="optimal case", loc="upper left",
-              bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        handles.append(Line2D([], [], color="0.25", lw=1.4, ls="--", label="stability boundary"))
+    ax.legend(
+        handles=handles,
+        title="optimal case",
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+    )
     ax.set_title("Optimal case of the C = 2 model")
 
     shown = sorted(k for k in present if 1 <= k <= 7)
-    seventh = (f", plus case 7 ({_case_text(7, swapped)}), which the paper does not list but "
-               "is optimal on a region of positive area" if 7 in present else "")
-    frame = (" Case numbers follow the paper in the frame δ_1 ≤ δ_2; here δ_1 > δ_2, so the "
-             "classes were relabelled to number the cases and the legend gives the sets in "
-             "the original class labels." if swapped else "")
+    seventh = (
+        f", plus case 7 ({_case_text(7, swapped)}), which the paper does not list but "
+        "is optimal on a region of positive area"
+        if 7 in present
+        else ""
+    )
+    frame = (
+        " Case numbers follow the paper in the frame δ_1 ≤ δ_2; here δ_1 > δ_2, so the "
+        "classes were relabelled to number the cases and the legend gives the sets in "
+        "the original class labels."
+        if swapped
+        else ""
+    )
     caption = (
         f"{_reconstructed(2)} Optimal case of the two-class model over the (η_1, η_2) plane "
         f"(intensities in work per unit time) for {_params(mu, cost)}, "
@@ -364,8 +430,13 @@ def fig2_case_map(case_map: pd.DataFrame, boundaries: pd.DataFrame, mu, cost,
 
 # -- Fig. 3 --------------------------------------------------------------------------------
 @styled
-def fig3_loads(loads: pd.DataFrame, mu, cost, eta1: float, max_markers: int = 25,
-               ) -> tuple[Figure, str]:
+def fig3_loads(
+    loads: pd.DataFrame,
+    mu,
+    cost,
+    eta1: float,
+    max_markers: int = 25,
+) -> tuple[Figure, str]:
     """Fig. 3 (reconstructed): optimal loads rho_0*, rho_1*, rho_2* against eta_2.
 
     ``loads`` has columns ``eta2, source, rho0, rho1, rho2``; source ``"closed-form"`` is drawn
@@ -384,25 +455,65 @@ def fig3_loads(loads: pd.DataFrame, mu, cost, eta1: float, max_markers: int = 25
         for j, col in enumerate(servers):
             yv = part[col].to_numpy(float)
             if source == "exact":
-                keep = np.unique(np.linspace(0, len(x) - 1, min(len(x), max_markers))
-                                 .round().astype(int))
-                ax.plot(x[keep], yv[keep], ls="none", marker="o", ms=5.5, mfc="none",
-                        mew=1.3, color=PALETTE[j], zorder=3)
+                keep = np.unique(
+                    np.linspace(0, len(x) - 1, min(len(x), max_markers)).round().astype(int)
+                )
+                ax.plot(
+                    x[keep],
+                    yv[keep],
+                    ls="none",
+                    marker="o",
+                    ms=5.5,
+                    mfc="none",
+                    mew=1.3,
+                    color=PALETTE[j],
+                    zorder=3,
+                )
             else:
-                ax.plot(x, yv, color=PALETTE[j], lw=1.8,
-                        ls="-" if source == "closed-form" else "--", zorder=2)
-    handles = [Line2D([], [], color=PALETTE[j], lw=1.8,
-                      label=f"$\\rho_{j}^*$ ({'multi-skilled ' if j == 0 else 'dedicated '}"
-                            f"server {j})") for j in range(3)]
+                ax.plot(
+                    x,
+                    yv,
+                    color=PALETTE[j],
+                    lw=1.8,
+                    ls="-" if source == "closed-form" else "--",
+                    zorder=2,
+                )
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=PALETTE[j],
+            lw=1.8,
+            label=f"$\\rho_{j}^*$ ({'multi-skilled ' if j == 0 else 'dedicated '}server {j})",
+        )
+        for j in range(3)
+    ]
     names = {"closed-form": "closed form (Sec. 4.1)", "exact": "exact solver"}
     for source in sources:
         if source == "exact":
-            handles.append(Line2D([], [], ls="none", marker="o", mfc="none", mew=1.3,
-                                  color="0.2", label=names[source]))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    ls="none",
+                    marker="o",
+                    mfc="none",
+                    mew=1.3,
+                    color="0.2",
+                    label=names[source],
+                )
+            )
         else:
-            handles.append(Line2D([], [], color="0.2", lw=1.8,
-                                  ls="-" if source == "closed-form" else "--",
-                                  label=names.get(source, source)))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color="0.2",
+                    lw=1.8,
+                    ls="-" if source == "closed-form" else "--",
+                    label=names.get(source, source),
+                )
+            )
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     ax.set_xlabel(f"class-2 intensity $\\eta_2$ ({_ETA_UNIT})")
     ax.set_ylabel("optimal load $\\rho_j^*$ (dimensionless)")
@@ -431,9 +542,15 @@ def _near(values: pd.Series, target: float) -> np.ndarray:
 
 
 @styled
-def fig4_costs(costs: pd.DataFrame, switching_points: pd.DataFrame,
-               switching_curve: pd.DataFrame, mu, cost, eta1: float,
-               region: pd.DataFrame | None = None) -> tuple[Figure, str]:
+def fig4_costs(
+    costs: pd.DataFrame,
+    switching_points: pd.DataFrame,
+    switching_curve: pd.DataFrame,
+    mu,
+    cost,
+    eta1: float,
+    region: pd.DataFrame | None = None,
+) -> tuple[Figure, str]:
     """Fig. 4 (reconstructed): (a) cost against eta_2 at fixed eta_1; (b) switching curve.
 
     Parameters
@@ -464,21 +581,22 @@ def fig4_costs(costs: pd.DataFrame, switching_points: pd.DataFrame,
         yv = data[col].to_numpy(float)
         yv = np.where(np.isfinite(yv), yv, np.nan)
         positive.append(yv[yv > 0])
-        ax_a.plot(x, yv, color=color, ls=ls, lw=1.9 if col == "multiskilled" else 1.6,
-                  label=label)
+        ax_a.plot(x, yv, color=color, ls=ls, lw=1.9 if col == "multiskilled" else 1.6, label=label)
     pos = np.concatenate(positive)
     if pos.size and pos.max() / pos.min() > 30:
         ax_a.set_yscale("log")
         ax_a.grid(True, which="major")
-    points = np.sort(switching_points.loc[_near(switching_points["eta1"], eta1), "eta2"]
-                     .dropna().to_numpy(float))
+    points = np.sort(
+        switching_points.loc[_near(switching_points["eta1"], eta1), "eta2"].dropna().to_numpy(float)
+    )
     for k, p in enumerate(points):
-        ax_a.axvline(p, color="black", ls=(0, (1, 2)), lw=1.3,
-                     label="switching point" if k == 0 else None)
+        ax_a.axvline(
+            p, color="black", ls=(0, (1, 2)), lw=1.3, label="switching point" if k == 0 else None
+        )
     ax_a.set_xlabel(f"class-2 intensity $\\eta_2$ ({_ETA_UNIT})")
     ax_a.set_ylabel(_COST_LABEL)
     ax_a.set_title(f"(a) optimal cost, $\\eta_1$ = {eta1:g}", loc="left")
-    ax_a.legend(loc="upper left")
+    ax_a.legend(loc="best")
 
     handles: list = []
     if region is not None:
@@ -490,19 +608,26 @@ def fig4_costs(costs: pd.DataFrame, switching_points: pd.DataFrame,
     if _draw_curves(ax_b, switching_curve, "branch", color="black", lw=1.8):
         handles.append(Line2D([], [], color="black", lw=1.8, label="switching curve"))
     ax_b.axvline(eta1, color="0.2", ls=(0, (1, 2)), lw=1.2)
-    handles.append(Line2D([], [], color="0.2", ls=(0, (1, 2)), lw=1.2,
-                          label=f"$\\eta_1$ = {eta1:g} (panel a)"))
+    handles.append(
+        Line2D([], [], color="0.2", ls=(0, (1, 2)), lw=1.2, label=f"$\\eta_1$ = {eta1:g} (panel a)")
+    )
     if points.size:
-        ax_b.plot(np.full(points.size, eta1), points, ls="none", marker="o", ms=5,
-                  color="black", zorder=4)
+        ax_b.plot(
+            np.full(points.size, eta1), points, ls="none", marker="o", ms=5, color="black", zorder=4
+        )
     ax_b.set_title("(b) switching curve", loc="left")
-    ax_b.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                borderaxespad=0.0)
+    ax_b.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
-    where = (f"switching point(s) at η_2 = {', '.join(f'{p:.4g}' for p in points)} "
-             "(dotted)" if points.size else "no switching point in the range shown")
-    shade = ("; shading: the sign of the cost difference on a grid (grey: unstable)"
-             if region is not None else "")
+    where = (
+        f"switching point(s) at η_2 = {', '.join(f'{p:.4g}' for p in points)} (dotted)"
+        if points.size
+        else "no switching point in the range shown"
+    )
+    shade = (
+        "; shading: the sign of the cost difference on a grid (grey: unstable)"
+        if region is not None
+        else ""
+    )
     caption = (
         f"{_reconstructed(4)} {_params(mu, cost)}. (a) Optimal holding cost (cost per unit "
         f"time) against the class-2 intensity η_2 at η_1 = {eta1:g}: multi-skilled system, "
@@ -516,8 +641,12 @@ def fig4_costs(costs: pd.DataFrame, switching_points: pd.DataFrame,
 
 # -- Fig. 5 --------------------------------------------------------------------------------
 @styled
-def fig5_region(region: pd.DataFrame, switching_curve: pd.DataFrame, mu, cost,
-                ) -> tuple[Figure, str]:
+def fig5_region(
+    region: pd.DataFrame,
+    switching_curve: pd.DataFrame,
+    mu,
+    cost,
+) -> tuple[Figure, str]:
     """Fig. 5 (reconstructed): where the multi-skilled system beats all sharing.
 
     ``region`` has columns ``eta1, eta2, multiskilled, all_sharing, difference`` on a grid
@@ -567,9 +696,13 @@ def _math_sets(label: str) -> str:
 
 
 @styled
-def fig6_trajectories(trajectories: pd.DataFrame, update: str = "single",
-                      paper_rounding: bool = False, status: Mapping[str, str] | None = None,
-                      groups: Sequence[Sequence[int]] | None = None) -> tuple[Figure, str]:
+def fig6_trajectories(
+    trajectories: pd.DataFrame,
+    update: str = "single",
+    paper_rounding: bool = False,
+    status: Mapping[str, str] | None = None,
+    groups: Sequence[Sequence[int]] | None = None,
+) -> tuple[Figure, str]:
     """Fig. 6: load of each server per iteration of Algorithm 1 on Table 1.
 
     ``trajectories`` has columns ``init, update, paper_rounding, iteration, server, load``;
@@ -579,13 +712,17 @@ def fig6_trajectories(trajectories: pd.DataFrame, update: str = "single",
     3-5 on Table 1, as in the paper). ``status`` maps an init label to its run status
     (``"cycle"`` adds "(cycles)" to the legend).
     """
-    _require(trajectories, ["init", "update", "paper_rounding", "iteration", "server", "load"],
-             "trajectories")
-    sel = trajectories[(trajectories["update"].astype(str) == update)
-                       & (trajectories["paper_rounding"].astype(bool) == bool(paper_rounding))]
+    _require(
+        trajectories,
+        ["init", "update", "paper_rounding", "iteration", "server", "load"],
+        "trajectories",
+    )
+    sel = trajectories[
+        (trajectories["update"].astype(str) == update)
+        & (trajectories["paper_rounding"].astype(bool) == bool(paper_rounding))
+    ]
     if sel.empty:
-        raise ValueError(f"no trajectories for update={update!r}, "
-                         f"paper_rounding={paper_rounding}")
+        raise ValueError(f"no trajectories for update={update!r}, paper_rounding={paper_rounding}")
     inits = list(dict.fromkeys(sel["init"].astype(str)))
     servers = sorted(int(s) for s in sel["server"].unique())
     if groups is None:
@@ -594,37 +731,66 @@ def fig6_trajectories(trajectories: pd.DataFrame, update: str = "single",
     groups = [list(g) for g in groups if len(g)]
     status = dict(status or {})
 
-    fig, axes = new_figure(len(groups), 1, figsize=(7.6, 2.7 * len(groups) + 1.0),
-                           sharex=True)
+    fig, axes = new_figure(len(groups), 1, figsize=(7.6, 2.7 * len(groups) + 1.0), sharex=True)
     axes = np.atleast_1d(axes)
     for ax, group in zip(axes, groups, strict=True):
         for k, init in enumerate(inits):
             run = sel[sel["init"].astype(str) == init]
             for server in group:
                 pts = run[run["server"].astype(int) == server].sort_values("iteration")
-                ax.plot(pts["iteration"].to_numpy(float), pts["load"].to_numpy(float),
-                        color=PALETTE[server % 6], ls=_INIT_STYLES[k % 4],
-                        marker=_INIT_MARKERS[k % 4], ms=4.5, mfc="white", lw=1.5,
-                        zorder=3 - 0.1 * k)
+                ax.plot(
+                    pts["iteration"].to_numpy(float),
+                    pts["load"].to_numpy(float),
+                    color=PALETTE[server % 6],
+                    ls=_INIT_STYLES[k % 4],
+                    marker=_INIT_MARKERS[k % 4],
+                    ms=4.5,
+                    mfc="white",
+                    lw=1.5,
+                    zorder=3 - 0.1 * k,
+                )
         ax.set_ylabel("load $\\rho_j$ (dimensionless)")
         ax.set_title("servers " + ", ".join(map(str, group)), loc="left", fontsize=10)
         ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]))
-        ax.legend(handles=[Line2D([], [], color=PALETTE[s % 6], lw=2.2,
-                                  label=f"server {s}") for s in group],
-                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        ax.legend(
+            handles=[
+                Line2D([], [], color=PALETTE[s % 6], lw=2.2, label=f"server {s}") for s in group
+            ],
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+        )
     axes[-1].set_xlabel("iteration (partition changes)")
     axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
-    style_handles = [Line2D([], [], color="0.25", ls=_INIT_STYLES[k % 4],
-                            marker=_INIT_MARKERS[k % 4], mfc="white", ms=4.5, lw=1.5,
-                            label=_math_sets(init) + _status_note(status.get(init, "")))
-                     for k, init in enumerate(inits)]
-    fig.legend(handles=style_handles, title="initial partition", loc="outside upper center",
-               ncols=min(len(inits), 3))
+    style_handles = [
+        Line2D(
+            [],
+            [],
+            color="0.25",
+            ls=_INIT_STYLES[k % 4],
+            marker=_INIT_MARKERS[k % 4],
+            mfc="white",
+            ms=4.5,
+            lw=1.5,
+            label=_math_sets(init) + _status_note(status.get(init, "")),
+        )
+        for k, init in enumerate(inits)
+    ]
+    fig.legend(
+        handles=style_handles,
+        title="initial partition",
+        loc="outside upper center",
+        ncols=min(len(inits), 3),
+    )
 
-    rounding = ("with the authors' rounding (c/μ and δ to 2 decimals, loads to 3)"
-                if paper_rounding else "without rounding")
-    notes = [init + _status_note(st) for init, st in status.items()
-             if init in inits and _status_note(st)]
+    rounding = (
+        "with the authors' rounding (c/μ and δ to 2 decimals, loads to 3)"
+        if paper_rounding
+        else "without rounding"
+    )
+    notes = [
+        init + _status_note(st) for init, st in status.items() if init in inits and _status_note(st)
+    ]
     ended = " Runs that did not converge: " + "; ".join(notes) + "." if notes else ""
     caption = (
         f"Fig. 6 of {PAPER}: load of each server (dimensionless) after each partition change "
@@ -646,8 +812,9 @@ def fig7_iterations(stats: pd.DataFrame, update: str) -> tuple[Figure, str]:
     are drawn. Bars: the minimum, and stacked on it the extra up to the maximum; a tick
     marks the median; a number above a bar counts the runs that did not converge.
     """
-    _require(stats, ["n_classes", "update", "runs", "min", "median", "max", "not_converged"],
-             "stats")
+    _require(
+        stats, ["n_classes", "update", "runs", "min", "median", "max", "not_converged"], "stats"
+    )
     sel = stats[stats["update"].astype(str) == update].sort_values("n_classes")
     if sel.empty:
         raise ValueError(f"no iteration statistics for update={update!r}")
@@ -662,19 +829,44 @@ def fig7_iterations(stats: pd.DataFrame, update: str) -> tuple[Figure, str]:
     fig, ax = new_figure(figsize=(8.4, 4.4))
     base = np.nan_to_num(lo)
     ax.bar(pos, base, width=0.7, color=PALETTE[0], label="minimum", zorder=2)
-    ax.bar(pos, np.nan_to_num(hi - lo), bottom=base, width=0.7, color=lighten(PALETTE[0], 0.6),
-           edgecolor=PALETTE[0], lw=0.6, label="extra up to\nthe maximum", zorder=2)
-    ax.plot(pos, med, ls="none", marker="_", ms=14, mew=2.0, color="black", label="median",
-            zorder=3)
+    ax.bar(
+        pos,
+        np.nan_to_num(hi - lo),
+        bottom=base,
+        width=0.7,
+        color=lighten(PALETTE[0], 0.6),
+        edgecolor=PALETTE[0],
+        lw=0.6,
+        label="extra up to\nthe maximum",
+        zorder=2,
+    )
+    ax.plot(
+        pos, med, ls="none", marker="_", ms=14, mew=2.0, color="black", label="median", zorder=3
+    )
     top = np.nan_to_num(np.fmax(hi, lo))
     ymax = max(1.0, float(top.max()))
     for p, t, k in zip(pos, top, nc, strict=True):
         if k > 0:
-            ax.text(p, t + 0.015 * ymax, str(k), ha="center", va="bottom", fontsize=8,
-                    color=PALETTE[1], fontweight="bold")
+            ax.text(
+                p,
+                t + 0.015 * ymax,
+                str(k),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                color=PALETTE[1],
+                fontweight="bold",
+            )
     if (nc > 0).any():
-        ax.plot([], [], ls="none", marker="$n$", ms=7, color=PALETTE[1],
-                label="n runs did not\nconverge")
+        ax.plot(
+            [],
+            [],
+            ls="none",
+            marker="$n$",
+            ms=7,
+            color=PALETTE[1],
+            label="n runs did not\nconverge",
+        )
     ax.set_ylim(0, ymax * 1.12)
     ax.set_xticks(pos, [str(c) for c in cs])
     if cs.size > 12:
@@ -684,11 +876,24 @@ def fig7_iterations(stats: pd.DataFrame, update: str) -> tuple[Figure, str]:
     ax.set_xlabel("number of classes C")
     ax.set_ylabel("iterations (partition changes)")
     ax.set_title(f"Iterations of Algorithm 1, {update} update", loc="left")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-              labelspacing=0.9)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(
+        range(len(labels)), key=lambda k: (not labels[k].startswith(("min", "extra")), k)
+    )
+    ax.legend(
+        [handles[k] for k in order],
+        [labels[k] for k in order],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0.0,
+        labelspacing=0.9,
+    )
 
-    per_c = (f"{runs[0]} runs per C" if np.all(runs == runs[0])
-             else f"{runs.min()}-{runs.max()} runs per C")
+    per_c = (
+        f"{runs[0]} runs per C"
+        if np.all(runs == runs[0])
+        else f"{runs.min()}-{runs.max()} runs per C"
+    )
     total_nc = int(nc.sum())
     caption = (
         f"Fig. 7 of {PAPER}: iterations (partition changes) of Algorithm 1 until it reaches a "
@@ -696,7 +901,11 @@ def fig7_iterations(stats: pd.DataFrame, update: str) -> tuple[Figure, str]:
         f"({per_c}); "
         f"{_UPDATE_TEXT.get(update, f'update rule {update}')}. Dark bar: minimum; light bar "
         "stacked on it: the extra up to the maximum; tick: median (over converged runs). "
-        + (f"Numbers above bars: runs that did not converge (cycled or hit the cap), "
-           f"{total_nc} in total." if total_nc else "Every run converged.")
+        + (
+            f"Numbers above bars: runs that did not converge (cycled or hit the cap), "
+            f"{total_nc} in total."
+            if total_nc
+            else "Every run converged."
+        )
     )
     return fig, caption
