@@ -19,14 +19,14 @@ from .model import BOTH, DEDICATED, SHARED, Instance
 from .result import Solution
 
 __all__ = [
-    "switching_tables",
-    "two_class_tables",
     "comparison_summary",
     "iteration_statistics",
     "solution_rows",
     "sweep_runs",
+    "switching_tables",
     "table1_solutions",
     "table1_trajectories",
+    "two_class_tables",
 ]
 
 _SET_NAMES = {DEDICATED: "C_d", BOTH: "C_b", SHARED: "C_0"}

@@ -211,6 +211,14 @@ class Partition:
         labels.setflags(write=False)
         object.__setattr__(self, "labels", labels)
 
+    @classmethod
+    def trusted(cls, labels: np.ndarray) -> Partition:
+        """Wrap int8 labels already known to be valid (a solver's output) without copying."""
+        obj = object.__new__(cls)
+        labels.setflags(write=False)
+        object.__setattr__(obj, "labels", labels)
+        return obj
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Partition) and np.array_equal(self.labels, other.labels)
 
