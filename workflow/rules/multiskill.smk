@@ -2,7 +2,9 @@
 # Outputs under results/multiskill/<rule>/, figures under config["figures_dir"].
 
 MS = config["multiskill"]
-MS_SIZES = list(range(MS["sizes"]["first"], MS["sizes"]["last"] + 1, MS["sizes"]["step"]))
+MS_SIZES = list(
+    range(MS["sizes"]["first"], MS["sizes"]["last"] + 1, MS["sizes"]["step"])
+)
 MS_UPDATES = MS["fixed_point"]["update_rules"]
 
 
@@ -14,11 +16,13 @@ wildcard_constraints:
 rule multiskill_instances:
     output:
         instances="results/multiskill/multiskill_instances/C{n_classes}.json",
+    log:
+        "logs/multiskill/multiskill_instances/C{n_classes}.log",
+    conda:
+        "../envs/queue-routing.yaml"
     params:
         n_instances=MS["instances_per_size"],
         seed=config["seed"],
-    log:
-        "logs/multiskill/multiskill_instances/C{n_classes}.log",
     message:
         "Part A: drawing {params.n_instances} random stable instances with C={wildcards.n_classes}"
     script:
@@ -30,11 +34,13 @@ rule multiskill_solve:
         instances=rules.multiskill_instances.output.instances,
     output:
         runs="results/multiskill/multiskill_solve/C{n_classes}.csv",
+    log:
+        "logs/multiskill/multiskill_solve/C{n_classes}.log",
+    conda:
+        "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
         fixed_point=MS["fixed_point"],
-    log:
-        "logs/multiskill/multiskill_solve/C{n_classes}.log",
     message:
         "Part A: exact solver and Algorithm 1 on the C={wildcards.n_classes} instances"
     script:
@@ -48,6 +54,8 @@ rule multiskill_compare:
         costs="results/multiskill/multiskill_compare/C{n_classes}.csv",
     log:
         "logs/multiskill/multiskill_compare/C{n_classes}.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
     script:
@@ -63,6 +71,8 @@ rule multiskill_iteration_table:
         markdown="results/multiskill/multiskill_iteration_table/iterations.md",
     log:
         "logs/multiskill/multiskill_iteration_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: iteration statistics of Algorithm 1 per C and update rule"
     script:
@@ -78,6 +88,8 @@ rule multiskill_comparison_table:
         markdown="results/multiskill/multiskill_comparison_table/comparison.md",
     log:
         "logs/multiskill/multiskill_comparison_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: comparison costs aggregated over all random instances"
     script:
@@ -90,12 +102,14 @@ rule multiskill_table1:
         trajectories="results/multiskill/multiskill_table1/trajectories.csv",
         runs="results/multiskill/multiskill_table1/runs.csv",
         markdown="results/multiskill/multiskill_table1/solutions.md",
+    log:
+        "logs/multiskill/multiskill_table1.log",
+    conda:
+        "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
         generic_methods=MS["generic"]["methods"],
         updates=MS_UPDATES,
-    log:
-        "logs/multiskill/multiskill_table1.log",
     message:
         "Part A: Table 1 instance by every solver and Algorithm 1 trajectories (Fig. 6)"
     script:
@@ -107,10 +121,12 @@ rule multiskill_two_class:
         case_map="results/multiskill/multiskill_two_class/case_map.csv",
         boundaries="results/multiskill/multiskill_two_class/boundaries.csv",
         loads="results/multiskill/multiskill_two_class/loads.csv",
-    params:
-        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_two_class.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["two_class"],
     message:
         "Part A: C=2 optimal cases and loads by the closed forms and the exact solver"
     script:
@@ -123,10 +139,12 @@ rule multiskill_switching:
         switching_points="results/multiskill/multiskill_switching/switching_points.csv",
         switching_curve="results/multiskill/multiskill_switching/switching_curve.csv",
         region="results/multiskill/multiskill_switching/region.csv",
-    params:
-        setting=MS["switching"],
     log:
         "logs/multiskill/multiskill_switching.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["switching"],
     message:
         "Part A: C=2 costs of the three systems and the switching curve (root finding)"
     script:
@@ -139,10 +157,10 @@ use rule multiskill_switching as multiskill_equal_capacities with:
         switching_points="results/multiskill/multiskill_equal_capacities/switching_points.csv",
         switching_curve="results/multiskill/multiskill_equal_capacities/switching_curve.csv",
         region="results/multiskill/multiskill_equal_capacities/region.csv",
-    params:
-        setting=MS["equal_capacities"],
     log:
         "logs/multiskill/multiskill_equal_capacities.log",
+    params:
+        setting=MS["equal_capacities"],
     message:
         "Part A: equal capacities, different costs: where multi-skilled beats all sharing"
 
@@ -152,6 +170,8 @@ rule multiskill_fig1:
         **figure("multiskill_fig1_model"),
     log:
         "logs/multiskill/multiskill_fig1.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: Fig. 1, model schematic"
     script:
@@ -164,10 +184,12 @@ rule multiskill_fig2:
         boundaries=rules.multiskill_two_class.output.boundaries,
     output:
         **figure("multiskill_fig2_case_map"),
-    params:
-        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_fig2.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["two_class"],
     message:
         "Part A: Fig. 2, optimal C=2 case over the (eta1, eta2) plane"
     script:
@@ -179,10 +201,12 @@ rule multiskill_fig3:
         loads=rules.multiskill_two_class.output.loads,
     output:
         **figure("multiskill_fig3_loads"),
-    params:
-        setting=MS["two_class"],
     log:
         "logs/multiskill/multiskill_fig3.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["two_class"],
     message:
         "Part A: Fig. 3, optimal C=2 loads against eta2"
     script:
@@ -197,10 +221,12 @@ rule multiskill_fig4:
         region=rules.multiskill_switching.output.region,
     output:
         **figure("multiskill_fig4_switching"),
-    params:
-        setting=MS["switching"],
     log:
         "logs/multiskill/multiskill_fig4.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["switching"],
     message:
         "Part A: Fig. 4, costs of the three systems and the switching curve"
     script:
@@ -213,10 +239,12 @@ rule multiskill_fig5:
         switching_curve=rules.multiskill_equal_capacities.output.switching_curve,
     output:
         **figure("multiskill_fig5_equal_capacities"),
-    params:
-        setting=MS["equal_capacities"],
     log:
         "logs/multiskill/multiskill_fig5.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        setting=MS["equal_capacities"],
     message:
         "Part A: Fig. 5, equal capacities: region where multi-skilled beats all sharing"
     script:
@@ -231,6 +259,8 @@ rule multiskill_fig6:
         **figure("multiskill_fig6_convergence_{update_rule}"),
     log:
         "logs/multiskill/multiskill_fig6_{update_rule}.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: Fig. 6, Algorithm 1 ({wildcards.update_rule} update) on Table 1"
     script:
@@ -244,6 +274,8 @@ rule multiskill_fig7:
         **figure("multiskill_fig7_iterations_{update_rule}"),
     log:
         "logs/multiskill/multiskill_fig7_{update_rule}.log",
+    conda:
+        "../envs/queue-routing.yaml"
     message:
         "Part A: Fig. 7, iterations of Algorithm 1 ({wildcards.update_rule} update) against C"
     script:
