@@ -135,3 +135,47 @@ def test_console_script_end_to_end(table1_file):
     )
     assert proc.returncode == 0, proc.stderr
     _check_solution(json.loads(proc.stdout), TABLE1)
+
+
+def test_simulate_contract_and_reproducibility(capsys, table1_file):
+    argv = [
+        "multiskill",
+        "simulate",
+        str(table1_file),
+        "--policy",
+        "pi",
+        "--horizon",
+        "50",
+        "--seed",
+        "4",
+    ]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    obj = json.loads(out)
+    assert set(obj) == {"cost", "ci95", "per_server_mean_jobs"}
+    assert len(obj["per_server_mean_jobs"]) == 6 and obj["ci95"] > 0
+    # the cost is the holding-cost-weighted sum of the per-server means (definition)
+    cost = np.array(TABLE1["cost"])
+    assert obj["cost"] == pytest.approx(float(cost @ obj["per_server_mean_jobs"]), rel=1e-9)
+    assert json.loads(run(capsys, *argv)[1]) == obj  # same seed, same numbers
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "needle"),
+    [
+        (["--policy", "random"], 2, "invalid choice"),
+        (["--policy", "jsq", "--horizon", "0"], 1, "--horizon must be > 0"),
+        (["--policy", "jsq", "--replications", "1"], 1, "replications must be >= 2"),
+    ],
+)
+def test_simulate_bad_arguments(capsys, table1_file, extra, code, needle):
+    argv = ["multiskill", "simulate", str(table1_file), *extra]
+    if code == 2:
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+    else:
+        got, out, err = run(capsys, *argv)
+        assert got == 1 and out == ""
+    assert err.count("\n") == 1 and needle in err

@@ -27,6 +27,9 @@ MULTISKILL_TABLES = [
     "results/multiskill/multiskill_switching/costs.csv",
     "results/multiskill/multiskill_switching/switching_curve.csv",
     "results/multiskill/multiskill_equal_capacities/region.csv",
+    "results/multiskill/multiskill_simulation_table/policies.csv",
+    "results/multiskill/multiskill_simulation_table/summary.md",
+    "results/multiskill/multiskill_simulation_table/table1.md",
 ]
 MULTISKILL_FIGURES = [
     "multiskill_fig1_model",
@@ -38,6 +41,8 @@ MULTISKILL_FIGURES = [
     "multiskill_fig6_convergence_single",
     "multiskill_fig7_iterations_jacobi",
     "multiskill_fig7_iterations_single",
+    "multiskill_fig8_policies_vs_size",
+    "multiskill_fig9_policies_vs_load",
 ]
 
 

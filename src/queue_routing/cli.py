@@ -82,6 +82,21 @@ def _multiskill_compare(args: argparse.Namespace) -> dict[str, Any]:
     return compare(_multiskill_instance(args))
 
 
+def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
+    from .multiskill.simulation import simulate
+
+    if not args.horizon > 0:
+        raise CliError(f"--horizon must be > 0, got {args.horizon}")
+    res = simulate(
+        _multiskill_instance(args),
+        args.policy,
+        horizon=args.horizon,
+        replications=args.replications,
+        seed=args.seed,
+    )
+    return res.to_dict()
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="queue-routing",
@@ -115,6 +130,24 @@ def _build_parser() -> argparse.ArgumentParser:
     cmp_ = ms_cmd.add_parser("compare", help="cost of multi-skilled vs no/all sharing")
     cmp_.add_argument("instance", help="JSON instance file or - for stdin")
     cmp_.set_defaults(func=_multiskill_compare)
+
+    sim = ms_cmd.add_parser("simulate", help="mean holding cost of a routing policy, simulated")
+    sim.add_argument("instance", help="JSON instance file or - for stdin")
+    sim.add_argument("--policy", choices=["bernoulli", "jsq", "led", "io", "pi"], required=True)
+    sim.add_argument(
+        "--horizon",
+        type=float,
+        default=1000.0,
+        help="measured time per replication (time units; warm-up 10%% more)",
+    )
+    sim.add_argument(
+        "--replications",
+        type=int,
+        default=10,
+        help="independent replications for the 95%% confidence interval",
+    )
+    sim.add_argument("--seed", type=int, default=0)
+    sim.set_defaults(func=_multiskill_simulate)
     return parser
 
 

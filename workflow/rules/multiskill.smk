@@ -282,6 +282,91 @@ rule multiskill_fig7:
         "../scripts/multiskill_figures.py"
 
 
+rule multiskill_simulate:
+    input:
+        instances=rules.multiskill_instances.output.instances,
+    output:
+        rows="results/multiskill/multiskill_simulate/C{n_classes}.csv",
+    log:
+        "logs/multiskill/multiskill_simulate/C{n_classes}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    resources:
+        runtime=60,
+    params:
+        seed=config["seed"],
+        simulation=MS["simulation"],
+    message:
+        "Part A: simulating the routing policies on the C={wildcards.n_classes} instances"
+    script:
+        "../scripts/multiskill_simulate.py"
+
+
+rule multiskill_simulate_table1:
+    output:
+        rows="results/multiskill/multiskill_simulate_table1/load_sweep.csv",
+    log:
+        "logs/multiskill/multiskill_simulate_table1.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        simulation=MS["simulation"],
+    message:
+        "Part A: simulating the routing policies on Table 1 with scaled loads"
+    script:
+        "../scripts/multiskill_simulate.py"
+
+
+rule multiskill_simulation_table:
+    input:
+        rows=expand(rules.multiskill_simulate.output.rows, n_classes=MS_SIZES),
+        table1=rules.multiskill_simulate_table1.output.rows,
+    output:
+        rows="results/multiskill/multiskill_simulation_table/policies.csv",
+        summary="results/multiskill/multiskill_simulation_table/summary.csv",
+        markdown="results/multiskill/multiskill_simulation_table/summary.md",
+        table1="results/multiskill/multiskill_simulation_table/table1.md",
+    log:
+        "logs/multiskill/multiskill_simulation_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: relative costs of the routing policies per C and on Table 1"
+    script:
+        "../scripts/multiskill_simulation_table.py"
+
+
+rule multiskill_fig8:
+    input:
+        rows=rules.multiskill_simulation_table.output.rows,
+    output:
+        **figure("multiskill_fig8_policies_vs_size"),
+    log:
+        "logs/multiskill/multiskill_fig8.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: routing policies relative to optimal Bernoulli, against C"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
+rule multiskill_fig9:
+    input:
+        rows=rules.multiskill_simulate_table1.output.rows,
+    output:
+        **figure("multiskill_fig9_policies_vs_load"),
+    log:
+        "logs/multiskill/multiskill_fig9.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: routing policies relative to optimal Bernoulli on Table 1, against load"
+    script:
+        "../scripts/multiskill_figures.py"
+
+
 rule multiskill_all:
     input:
         rules.multiskill_iteration_table.output,
@@ -294,3 +379,6 @@ rule multiskill_all:
         rules.multiskill_fig5.output,
         expand(rules.multiskill_fig6.output, update_rule=MS_UPDATES),
         expand(rules.multiskill_fig7.output, update_rule=MS_UPDATES),
+        rules.multiskill_simulation_table.output,
+        rules.multiskill_fig8.output,
+        rules.multiskill_fig9.output,

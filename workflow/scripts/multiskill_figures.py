@@ -49,6 +49,10 @@ def _draw(snakemake):
         return figures.fig7_iterations(
             pd.read_csv(inp.stats), update=snakemake.wildcards.update_rule
         )
+    if rule == "multiskill_fig8":
+        return figures.fig8_policies_vs_size(pd.read_csv(inp.rows))
+    if rule == "multiskill_fig9":
+        return figures.fig9_policies_vs_load(pd.read_csv(inp.rows))
     raise ValueError(f"no figure for rule {rule}")
 
 

@@ -909,3 +909,109 @@ def fig7_iterations(stats: pd.DataFrame, update: str) -> tuple[Figure, str]:
         )
     )
     return fig, caption
+
+
+# -- Index-policy simulations (ours, beyond the paper) ------------------------------------
+_POLICY_STYLE = {
+    "bernoulli": ("optimal Bernoulli (simulated)", "black", "o"),
+    "jsq": ("JSQ", PALETTE[3], "s"),
+    "led": ("least expected delay", PALETTE[2], "^"),
+    "io": (r"IO index $c_j(x_j+1)/\mu_j$", PALETTE[1], "v"),
+    "pi": (r"PI index $c_j(x_j+1)/(\mu_j-\lambda_j^*)$", PALETTE[0], "D"),
+}
+
+
+def _policy_label(policy: str) -> tuple[str, str, str]:
+    return _POLICY_STYLE.get(policy, (policy, GREY, "x"))
+
+
+@styled
+def fig8_policies_vs_size(rows: pd.DataFrame) -> tuple[Figure, str]:
+    """Relative cost of each routing policy against C on the random instances.
+
+    ``rows`` has columns ``n_classes, instance, policy, relative, relative_ci95`` (cost of
+    the policy divided by the exact optimal Bernoulli cost). Lines: the median over the
+    instances of each C; band: the range (min..max) over the instances; error bars: the
+    largest 95% half-width among the instances of that C.
+    """
+    _require(rows, ["n_classes", "instance", "policy", "relative", "relative_ci95"], "rows")
+    fig, ax = new_figure(figsize=(8.0, 4.6))
+    ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
+    policies = list(dict.fromkeys(rows["policy"]))
+    sizes = np.unique(rows["n_classes"].to_numpy())
+    step = float(np.min(np.diff(sizes))) if sizes.size > 1 else 1.0
+    for k, policy in enumerate(policies):
+        sel = rows[rows["policy"] == policy]
+        g = sel.groupby("n_classes")
+        cs = np.array(sorted(g.groups))
+        med = g["relative"].median().reindex(cs).to_numpy()
+        lo = g["relative"].min().reindex(cs).to_numpy()
+        hi = g["relative"].max().reindex(cs).to_numpy()
+        ci = g["relative_ci95"].max().reindex(cs).to_numpy()
+        label, color, marker = _policy_label(policy)
+        ax.fill_between(cs, lo, hi, color=color, alpha=0.12, lw=0)
+        shift = (k - (len(policies) - 1) / 2) * 0.06 * step  # keep error bars apart
+        ax.errorbar(
+            cs + shift,
+            med,
+            yerr=ci,
+            color=color,
+            marker=marker,
+            ms=4,
+            lw=1.4,
+            capsize=2,
+            label=label,
+        )
+    ax.set_xlabel("number of classes C")
+    ax.set_ylabel("mean holding cost / optimal Bernoulli cost")
+    ax.set_title("Dynamic routing vs optimal Bernoulli routing (random instances)", loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, fontsize=8)
+    n_inst = int(rows.groupby("n_classes")["instance"].nunique().max())
+    reps = int(rows["replications"].iloc[0]) if "replications" in rows else None
+    horizon = float(rows["horizon"].iloc[0]) if "horizon" in rows else None
+    caption = (
+        "Beyond " + PAPER + " (their Sec. 7 names JSQ-type policies as future work): mean "
+        "holding cost rate of each routing policy on the random stable instances of Fig. 7, "
+        "relative to the exact optimal Bernoulli cost Σ c_j ρ_j/(1−ρ_j), by exact simulation of "
+        "the PS system with exponential job sizes (class i may use server i or server 0). "
+        f"Lines: median over the {n_inst} instances per C; band: their range; error bars: the "
+        "largest 95% confidence half-width among them"
+        + (f" ({reps} replications of {horizon:g} time units each)" if reps else "")
+        + ". The simulated Bernoulli curve checks the simulator against the formula."
+    )
+    return fig, caption
+
+
+@styled
+def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
+    """Relative cost of each routing policy on Table 1 against a load scaling factor.
+
+    ``rows`` has columns ``load_factor, policy, relative, relative_ci95``; the bands are the
+    95% confidence intervals.
+    """
+    _require(rows, ["load_factor", "policy", "relative", "relative_ci95"], "rows")
+    fig, ax = new_figure(figsize=(8.0, 4.6))
+    ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
+    for policy in dict.fromkeys(rows["policy"]):
+        sel = rows[rows["policy"] == policy].sort_values("load_factor")
+        f = sel["load_factor"].to_numpy(float)
+        y = sel["relative"].to_numpy(float)
+        ci = sel["relative_ci95"].to_numpy(float)
+        label, color, marker = _policy_label(policy)
+        ax.fill_between(f, y - ci, y + ci, color=color, alpha=0.18, lw=0)
+        ax.plot(f, y, color=color, marker=marker, ms=4, lw=1.4, label=label)
+    ax.set_xlabel("load scaling factor s (intensities s·η of Table 1)")
+    ax.set_ylabel("mean holding cost / optimal Bernoulli cost")
+    ax.set_title("Dynamic routing vs optimal Bernoulli routing (Table 1)", loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, fontsize=8)
+    reps = int(rows["replications"].iloc[0]) if "replications" in rows else None
+    horizon = float(rows["horizon"].iloc[0]) if "horizon" in rows else None
+    caption = (
+        "Beyond " + PAPER + ": the Table 1 instance (Sec. 6.3) with every class intensity "
+        "scaled by s; mean holding cost rate of each routing policy relative to the exact "
+        "optimal Bernoulli cost at the same s, by exact simulation (exponential job sizes, "
+        "PS servers). Bands: 95% confidence intervals"
+        + (f" ({reps} replications of {horizon:g} time units)" if reps else "")
+        + "."
+    )
+    return fig, caption

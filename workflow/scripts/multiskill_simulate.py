@@ -1,0 +1,32 @@
+"""Simulate the routing policies on one size C, or on Table 1's load sweep (thin adapter)."""
+
+import json
+
+from queue_routing.io import write_table
+from queue_routing.multiskill import Instance
+from queue_routing.multiskill.experiments import policy_simulation_rows, table1_load_sweep
+from queue_routing.pipeline import run_script
+
+
+def main(snakemake):
+    sim = snakemake.params.simulation
+    common = {
+        "policies": sim["policies"],
+        "warmup": sim["warmup"],
+        "replications": sim["replications"],
+        "root_seed": snakemake.params.seed,
+    }
+    if snakemake.rule == "multiskill_simulate_table1":
+        rows = table1_load_sweep(
+            sim["table1_load_factors"], horizon=sim["table1_horizon"], **common
+        )
+        for f in rows.attrs.get("skipped", []):
+            print(f"load factor {f}: unstable, skipped")
+    else:
+        data = json.loads(open(snakemake.input.instances).read())
+        instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
+        rows = policy_simulation_rows(instances, horizon=sim["horizon"], tag="random", **common)
+    write_table(rows, snakemake.output.rows)
+
+
+run_script(snakemake, main)  # noqa: F821
