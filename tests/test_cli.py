@@ -179,3 +179,40 @@ def test_simulate_bad_arguments(capsys, table1_file, extra, code, needle):
         got, out, err = run(capsys, *argv)
         assert got == 1 and out == ""
     assert err.count("\n") == 1 and needle in err
+
+
+def test_serverpools_analyze_contract(capsys, tmp_path):
+    # The contract, on a one-class instance (always stable; LP solvable by hand).
+    path = tmp_path / "pools.json"
+    path.write_text(
+        json.dumps(
+            {
+                "arrival_rates": [2.0],
+                "pool_sizes": [1.0, 3.0],
+                "activities": [
+                    {"class": 1, "pool": 1, "rate": 1.0},
+                    {"class": 1, "pool": 2, "rate": 2.0},
+                ],
+            }
+        )
+    )
+    code, out, err = run(capsys, "serverpools", "analyze", str(path))
+    assert code == 0, err
+    obj = json.loads(out)
+    assert set(obj) == {
+        "rho",
+        "flows",
+        "eigenvalues_underloaded",
+        "eigenvalues_critical",
+        "stable_underloaded",
+    }
+    # one class, two pools: rho = 2 / (1 * 1 + 3 * 2) = 2/7 (total service capacity 7)
+    assert obj["rho"] == pytest.approx(2.0 / 7.0, rel=1e-9)
+    assert sum(f["rate"] for f in obj["flows"]) == pytest.approx(2.0, rel=1e-9)
+    assert obj["stable_underloaded"] is True
+
+
+def test_serverpools_analyze_rejects_bad_input(capsys, monkeypatch):
+    bad = '{"arrival_rates": [1.0], "pool_sizes": [1.0], "activities": []}'
+    code, out, err = run(capsys, "serverpools", "analyze", "-", stdin=bad, monkeypatch=monkeypatch)
+    assert code == 1 and out == "" and err.count("\n") == 1 and "activities" in err

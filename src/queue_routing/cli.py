@@ -97,6 +97,14 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
     return res.to_dict()
 
 
+# -- serverpools --------------------------------------------------------------------------
+def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
+    from .serverpools.linear import analyze
+    from .serverpools.model import ServerPoolSystem
+
+    return analyze(ServerPoolSystem.from_dict(_read_json(args.instance)))
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="queue-routing",
@@ -148,6 +156,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--seed", type=int, default=0)
     sim.set_defaults(func=_multiskill_simulate)
+    sp = parts.add_parser("serverpools", help="large flexible server pools under LQFS-LB")
+    sp_cmd = sp.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ana = sp_cmd.add_parser("analyze", help="static planning LP and local fluid stability")
+    ana.add_argument(
+        "instance", help='JSON {"arrival_rates", "pool_sizes", "activities"} or - for stdin'
+    )
+    ana.set_defaults(func=_serverpools_analyze)
     return parser
 
 

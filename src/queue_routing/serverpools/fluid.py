@@ -1,0 +1,635 @@
+"""The full LQFS-LB fluid model (Sec. 3, conditions (3.1)-(3.2)) and a time-stepping integrator.
+
+State (per unit of the scale r): ``psi_ij >= 0`` busy servers of pool j serving class i, on
+the basic activities E (the paper restricts routing to E, Sec. 2), and queues ``q_i >= 0``.
+Pool loads are ``rho_j = sum_i psi_ij / beta_j <= 1``; class totals ``x_i = sum_j psi_ij + q_i``.
+Service empties ``psi_ij`` at rate ``mu_ij psi_ij``; class-i fluid arrives at rate lambda_i.
+
+LQFS-LB in the fluid limit
+--------------------------
+* Routing: arriving class-i fluid enters the least-loaded pools of S(i) that are not full;
+  when several pools tie for the minimum it splits so that their loads stay equal (sliding
+  mode on the manifold rho_j = rho_j'). Only when every pool of S(i) is full does it queue.
+* Scheduling: capacity freed in a full pool j goes to the longest queues of C(j); tied
+  queues share it so that they stay equal.
+
+The vector field is discontinuous (the least-loaded pool changes with the state) and the
+solutions slide along the tie manifolds, so a smooth ODE solver (``solve_ivp``) would chatter
+across them. We integrate with a fixed-step *time-stepping* scheme in which the priority rules
+are imposed on the end-of-step state (an implicit, "catching-up" treatment of the sliding
+mode, in the spirit of Moreau's time-stepping for differential inclusions):
+
+1. Departures by the trapezoidal rule: an edge keeps ``P_e = c_e psi_e`` with
+   ``c_e = (1 - h mu_e / 2) / (1 + h mu_e / 2)``; pool j keeps ``P_j = sum_e P_e``.
+2. Admissions ``b_e >= 0`` (the admitted fluid as it stands at the end of the step) solve the
+   separable convex network-flow problem on the tree
+
+       minimise  sum_j (P_j + B_j)^2 / (2 beta_j) + sum_i [ (m_i - R_i)^2 / 2 + C (m_i - R_i) ]
+       s.t.      B_j = sum_{i in C(j)} b_ij <= beta_j - P_j,   R_i = sum_{j in S(i)} b_ij <= m_i,
+
+   where ``m_i = q_i + lambda_i h - (h/2) sum_j mu_ij b_ij`` is the class-i fluid available
+   (queue plus the step's arrivals; the last term makes the departures of the admitted fluid
+   trapezoidal too and is evaluated at a predictor of b, refined by ``correctors`` passes)
+   and C = 2 > 1 is any constant exceeding the largest load. Its KKT conditions are exactly
+   the LQFS-LB rules at the end of the step, with one price per node: pool j's price is its
+   end load rho_j^+ (>= 1 when full), class i's is ``q_i^+ + C`` (<= C when its queue is
+   empty), and fluid moves along (i, j) only if the two prices are equal, else class price
+   <= pool price. Hence (a) a positive end queue forces all of S(i) full, (b) class i enters
+   only pools of minimal end load in S(i), all with the *same* end load (ties stay exactly
+   tied, no chattering), (c) a full pool serves only the longest end queues of C(j), which
+   stay equal.
+3. The problem is solved exactly on the tree: with a common price p on a connected group,
+   pool j supplies ``clip(beta_j p - P_j, 0, beta_j - P_j)`` and class i demands
+   ``clip(m_i + C - p, 0, m_i)``; rooting the tree, a subtree's net supply is monotone in
+   p and an edge that would carry fluid the wrong way decouples its subtree, which then
+   clears at its own price. One bottom-up evaluation per trial price; safeguarded regula
+   falsi (exact once the bracket is inside one linear piece) on each (sub)tree that clears
+   separately. Cost O((I + J) x a few dozen) per step.
+
+Accuracy. While the state sits on the sliding manifold with no queues (all pools in one
+price group), every pool ends each step at the same load, ``psi_E = M psi_I`` holds exactly
+at the grid points and summing step 1-2 over j gives
+``(I - h A_u / 2) y_{k+1} = (I + h A_u / 2) y_k`` for ``y = psi_I - psi*_I``: the trapezoidal
+(Crank-Nicolson) rule for the linear ODE of Theorem 3.1, second order, A-stable, with the
+equilibrium psi* an exact fixed point. (Exactly so at the fixed point of the corrector passes;
+with ``correctors = k`` the class mass is off by ``(h/2) sum_j mu_ij (b - b_pred)`` per step,
+which is O(h^3) on smooth stretches since the predictor is the previous step's b.) Near the
+underloaded equilibrium the fluid model therefore reduces to
+``psi_I' = A_u (psi_I - psi*_I)`` in class totals
+(A_u = :func:`~queue_routing.serverpools.linear.a_underloaded`); off the manifold (the
+transient that equalises the loads, queues appearing) the scheme is first order.
+
+Units: time in the units of 1/mu; psi, q, x per unit r.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from .model import SPPSolution
+
+__all__ = [
+    "FluidTrajectory",
+    "fluid_step",
+    "fluid_trajectory",
+    "fluid_velocity",
+    "linearised_deviation",
+]
+
+#: Price offset of a queued class: any constant above the largest possible load (1).
+_QUEUE_PRICE = 2.0
+_MAX_BISECT = 200
+
+
+# -- the tree -----------------------------------------------------------------------------
+def _tree_arrays(solution: SPPSolution):
+    """Preorder of the basic tree rooted at class 0 (nodes: classes 0..I-1, pools I..).
+
+    Returns ``(edges, order, pos, size, parent, parent_edge)``: ``order`` lists the nodes in
+    preorder, the subtree of v is ``order[pos[v] : pos[v] + size[v]]``, ``parent_edge[v]``
+    is the index in ``edges`` of the edge from v to its parent (-1 at the root).
+    """
+    system = solution.system
+    n_i, n_j = system.n_classes, system.n_pools
+    edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
+    n = n_i + n_j
+    if len(edges) != n - 1:
+        raise ValueError(
+            f"the basic activities must form a spanning tree: {len(edges)} edges for {n} nodes"
+        )
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for e, (i, j) in enumerate(edges):
+        adj[int(i)].append((n_i + int(j), e))
+        adj[n_i + int(j)].append((int(i), e))
+    parent = np.full(n, -1, dtype=np.int64)
+    parent_edge = np.full(n, -1, dtype=np.int64)
+    order: list[int] = []
+    seen = np.zeros(n, dtype=bool)
+    stack = [0]
+    seen[0] = True
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        for w, e in reversed(adj[v]):
+            if not seen[w]:
+                seen[w] = True
+                parent[w] = v
+                parent_edge[w] = e
+                stack.append(w)
+    if len(order) != n:
+        raise ValueError("the basic activities do not connect all classes and pools")
+    order_arr = np.array(order, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    pos[order_arr] = np.arange(n)
+    size = np.ones(n, dtype=np.int64)
+    for v in order[::-1]:
+        if parent[v] >= 0:
+            size[parent[v]] += size[v]
+    return edges, order_arr, pos, size, parent, parent_edge
+
+
+# -- compiled kernels ---------------------------------------------------------------------
+@njit(cache=True)
+def _own(v, p, n_i, beta, pool_kept, avail):  # pragma: no cover - compiled
+    """Net capacity surplus of node v at price p (nondecreasing in p)."""
+    if v < n_i:
+        demand = avail[v] + _QUEUE_PRICE - p
+        if demand < 0.0:
+            demand = 0.0
+        elif demand > avail[v]:
+            demand = avail[v]
+        return -demand
+    j = v - n_i
+    supply = beta[j] * p - pool_kept[j]
+    room = beta[j] - pool_kept[j]
+    if supply < 0.0:
+        supply = 0.0
+    elif supply > room:
+        supply = room
+    return supply
+
+
+@njit(cache=True)
+def _clip_up(v, value, n_i):  # pragma: no cover - compiled
+    """What the subtree of v can pass to its parent: pools only supply, classes only take."""
+    if v < n_i:
+        return value if value < 0.0 else 0.0
+    return value if value > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _evaluate(top, p, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc):
+    """Bottom-up pass over the subtree of ``top`` at price p; returns its net surplus."""
+    start = pos[top]
+    stop = start + size[top]
+    for k in range(start, stop):
+        acc[order[k]] = 0.0
+    for k in range(stop - 1, start - 1, -1):
+        v = order[k]
+        val[v] = acc[v] + _own(v, p, n_i, beta, pool_kept, avail)
+        if v != top:
+            acc[parent[v]] += _clip_up(v, val[v], n_i)
+    return val[top]
+
+
+@njit(cache=True)
+def _clear(top, lo, hi, tol, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc):
+    """Price p in [lo, hi] at which the subtree of ``top`` clears (net surplus 0).
+
+    The surplus is continuous, piecewise linear and nondecreasing in p, <= 0 at lo and
+    >= 0 at hi. Safeguarded regula falsi: secant and bisection steps alternate, so the
+    bracket at least halves every two evaluations, and a secant step is exact (up to
+    rounding) as soon as both ends lie on one linear piece. Stops when |surplus| <= tol.
+    """
+    e_lo = _evaluate(top, lo, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc)
+    if e_lo >= 0.0:
+        return lo
+    e_hi = _evaluate(top, hi, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc)
+    if e_hi <= 0.0:
+        return hi
+    for it in range(_MAX_BISECT):
+        mid = 0.5 * (lo + hi)
+        if it % 2 == 0:
+            sec = lo - e_lo * (hi - lo) / (e_hi - e_lo)
+            if lo < sec < hi:
+                mid = sec
+        if mid <= lo or mid >= hi:
+            break
+        e = _evaluate(top, mid, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc)
+        if abs(e) <= tol:
+            return mid
+        if e > 0.0:
+            hi = mid
+            e_hi = e
+        else:
+            lo = mid
+            e_lo = e
+    return lo - e_lo * (hi - lo) / (e_hi - e_lo)
+
+
+@njit(cache=True)
+def _allocate(order, pos, size, parent, parent_edge, n_i, beta, pool_kept, avail, b, price):
+    """Exact solution of the admission problem of step 2 (module docstring) on the tree.
+
+    Fills ``b`` (admissions per edge, >= 0) and ``price`` (per node).
+    """
+    n = order.size
+    val = np.empty(n)
+    acc = np.empty(n)
+    hi = _QUEUE_PRICE + 1.0
+    for i in range(n_i):
+        if avail[i] + _QUEUE_PRICE + 1.0 > hi:
+            hi = avail[i] + _QUEUE_PRICE + 1.0
+    lo = -1.0
+    tol = 1.0
+    for j in range(beta.size):
+        tol += beta[j]
+    for i in range(n_i):
+        tol += avail[i]
+    tol *= 1e-14
+    root = order[0]
+    price[root] = _clear(
+        root, lo, hi, tol, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc
+    )
+    _evaluate(root, price[root], order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc)
+    coupled = np.ones(n, dtype=np.bool_)
+    for k in range(1, n):  # preorder: a parent's price is known before its children's
+        v = order[k]
+        u = parent[v]
+        pu = price[u]
+        # val[v] holds v's subtree surplus at the price its parent's group was evaluated at.
+        if (v >= n_i and val[v] < 0.0) or (v < n_i and val[v] > 0.0):
+            coupled[v] = False
+            if v >= n_i:  # a pool group too loaded to take anything: clears above pu
+                pv = _clear(
+                    v, pu, hi, tol, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc
+                )
+            else:  # a class group with more fluid than room: clears below pu
+                pv = _clear(
+                    v, lo, pu, tol, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc
+                )
+            price[v] = pv
+            _evaluate(v, pv, order, pos, size, parent, n_i, beta, pool_kept, avail, val, acc)
+        else:
+            price[v] = pu
+    # Edge flows from the subtree sums at the final prices.
+    for k in range(n - 1, -1, -1):
+        v = order[k]
+        acc[v] = 0.0
+    for k in range(n - 1, 0, -1):
+        v = order[k]
+        total = acc[v] + _own(v, price[v], n_i, beta, pool_kept, avail)
+        e = parent_edge[v]
+        if coupled[v]:
+            flow = total if v >= n_i else -total
+            if flow < 0.0:
+                flow = 0.0
+            b[e] = flow
+            acc[parent[v]] += total if v >= n_i else -flow
+        else:
+            b[e] = 0.0
+
+
+@njit(cache=True)
+def _step(
+    ei, ej, mu, lam, beta, h, order, pos, size, parent, parent_edge, psi, q, bhat, correctors
+):  # pragma: no cover - compiled
+    """One time step of size h (module docstring); updates psi, q, bhat in place."""
+    n_i = lam.size
+    n_j = beta.size
+    k_e = ei.size
+    kept = np.empty(k_e)
+    pool_kept = np.zeros(n_j)
+    for e in range(k_e):
+        c = (1.0 - 0.5 * h * mu[e]) / (1.0 + 0.5 * h * mu[e])
+        kept[e] = c * psi[e]
+        pool_kept[ej[e]] += kept[e]
+    for j in range(n_j):
+        if pool_kept[j] > beta[j]:
+            pool_kept[j] = beta[j]
+    avail = np.empty(n_i)
+    b = np.empty(k_e)
+    price = np.empty(n_i + n_j)
+    for _ in range(1 + correctors):
+        for i in range(n_i):
+            avail[i] = q[i] + lam[i] * h
+        for e in range(k_e):
+            avail[ei[e]] -= 0.5 * h * mu[e] * bhat[e]
+        for i in range(n_i):
+            if avail[i] < 0.0:
+                avail[i] = 0.0
+        _allocate(order, pos, size, parent, parent_edge, n_i, beta, pool_kept, avail, b, price)
+        for e in range(k_e):
+            bhat[e] = b[e]
+    for i in range(n_i):
+        q[i] = avail[i]
+    for e in range(k_e):
+        psi[e] = kept[e] + b[e]
+        q[ei[e]] -= b[e]
+    for i in range(n_i):
+        if q[i] < 0.0 or price[i] <= _QUEUE_PRICE:  # no queue at this price: exactly 0
+            q[i] = 0.0
+
+
+@njit(cache=True)
+def _integrate(
+    ei,
+    ej,
+    mu,
+    lam,
+    beta,
+    h,
+    n_sub,
+    n_out,
+    order,
+    pos,
+    size,
+    parent,
+    parent_edge,
+    psi0,
+    q0,
+    correctors,
+    out_psi,
+    out_q,
+):  # pragma: no cover - compiled
+    psi = psi0.copy()
+    q = q0.copy()
+    bhat = np.empty(psi.size)
+    for e in range(psi.size):  # predictor: the admissions that keep psi_e constant
+        bhat[e] = psi[e] * h * mu[e] / (1.0 + 0.5 * h * mu[e])
+    out_psi[0] = psi
+    out_q[0] = q
+    for k in range(1, n_out):
+        for _ in range(n_sub):
+            _step(
+                ei,
+                ej,
+                mu,
+                lam,
+                beta,
+                h,
+                order,
+                pos,
+                size,
+                parent,
+                parent_edge,
+                psi,
+                q,
+                bhat,
+                correctors,
+            )
+        out_psi[k] = psi
+        out_q[k] = q
+
+
+# -- public API ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FluidTrajectory:
+    """A fluid-model trajectory under LQFS-LB on a regular time grid.
+
+    Attributes
+    ----------
+    times:
+        Output times, shape ``(T,)``, in units of 1/mu.
+    psi:
+        psi_ij(t), busy servers per unit r, shape ``(T, I, J)`` (0 off the basic tree).
+    queues:
+        q_i(t), waiting customers per unit r, shape ``(T, I)``.
+    totals:
+        x_i(t) = sum_j psi_ij(t) + q_i(t), customers per unit r, shape ``(T, I)``.
+    loads:
+        rho_j(t) = sum_i psi_ij(t) / beta_j, dimensionless, shape ``(T, J)``.
+    deviation:
+        x(t) - x*, with x*_i = psi*_i + queue_level, shape ``(T, I)``.
+    norm:
+        Euclidean norm of ``deviation``, shape ``(T,)``.
+    step:
+        The integration step h.
+    """
+
+    times: np.ndarray
+    psi: np.ndarray
+    queues: np.ndarray
+    totals: np.ndarray
+    loads: np.ndarray
+    deviation: np.ndarray
+    norm: np.ndarray
+    step: float
+    solution: SPPSolution = field(repr=False, compare=False)
+
+
+def _edge_vector(solution: SPPSolution, value, name: str) -> np.ndarray:
+    """An (I, J) array (zero off the basic tree) or a (K_b,) vector -> (K_b,) on the tree."""
+    edges = solution.basic
+    n_i, n_j = solution.system.n_classes, solution.system.n_pools
+    arr = np.asarray(value, dtype=float)
+    if arr.shape == (n_i, n_j):
+        off = np.ones((n_i, n_j), dtype=bool)
+        off[edges[:, 0], edges[:, 1]] = False
+        if np.any(arr[off] != 0.0):
+            i, j = (int(k) for k in np.argwhere(off & (arr != 0.0))[0])
+            raise ValueError(
+                f"{name}[{i}, {j}] = {arr[i, j]:g} is on a non-basic activity (must be 0)"
+            )
+        return np.ascontiguousarray(arr[edges[:, 0], edges[:, 1]])
+    if arr.shape == (len(edges),):
+        return np.ascontiguousarray(arr)
+    raise ValueError(
+        f"{name} must have shape (I, J) = ({n_i}, {n_j}) or (K_b,) = ({len(edges)},), "
+        f"got {arr.shape}"
+    )
+
+
+def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: float):
+    system = solution.system
+    n_i = system.n_classes
+    edges = solution.basic
+    psi_star = solution.occupancy[edges[:, 0], edges[:, 1]]
+    psi0 = psi_star + _edge_vector(solution, perturbation, "perturbation")
+    if queues is None:
+        q0 = np.full(n_i, float(queue_level))
+    else:
+        q0 = np.array(queues, dtype=float).reshape(-1)
+        if q0.shape != (n_i,):
+            raise ValueError(f"queues must have shape ({n_i},), got {q0.shape}")
+    if not (np.all(np.isfinite(psi0)) and np.all(np.isfinite(q0))):
+        raise ValueError("the initial state must be finite")
+    tol = 1e-12 * max(1.0, float(system.pool_sizes.max()))
+    if np.any(psi0 < -tol):
+        e = int(np.argmin(psi0))
+        i, j = (int(k) for k in edges[e])
+        raise ValueError(
+            f"psi*[{i}, {j}] + perturbation = {psi0[e]:g} < 0: the perturbed state is infeasible"
+        )
+    if np.any(q0 < -tol):
+        raise ValueError(f"queues must be >= 0, got {q0}")
+    pool_load = np.bincount(edges[:, 1], weights=psi0, minlength=system.n_pools)
+    over = pool_load - system.pool_sizes
+    if np.any(over > tol):
+        j = int(np.argmax(over))
+        raise ValueError(
+            f"pool {j + 1} would hold {pool_load[j]:g} > beta_j = {system.pool_sizes[j]:g} "
+            "busy servers: the perturbed state is infeasible"
+        )
+    return np.clip(psi0, 0.0, None), np.clip(q0, 0.0, None)
+
+
+def _default_step(solution: SPPSolution) -> float:
+    mu_max = float(solution.system.rates.max())
+    return min(0.01, 0.2 / mu_max)
+
+
+def fluid_trajectory(
+    solution: SPPSolution,
+    perturbation,
+    t_max: float,
+    n_points: int = 501,
+    *,
+    queues=None,
+    queue_level: float = 0.0,
+    max_step: float | None = None,
+    correctors: int = 1,
+) -> FluidTrajectory:
+    """Integrate the LQFS-LB fluid model from ``psi* + perturbation`` (module docstring).
+
+    Parameters
+    ----------
+    solution:
+        The SPP solution (its basic tree is the activity set; psi* its occupancy).
+    perturbation:
+        psi(0) - psi*, busy servers per unit r: shape ``(I, J)`` (zero off the basic tree)
+        or ``(K_b,)`` in the order of ``solution.basic``. psi(0) must be >= 0 with pool
+        loads <= 1 (``ValueError`` otherwise).
+    t_max, n_points:
+        Output on ``linspace(0, t_max, n_points)``.
+    queues:
+        q(0), per unit r, shape ``(I,)``; default ``queue_level`` in every class.
+    queue_level:
+        The equilibrium queue q of the reference point x*_i = psi*_i + q (0 for an
+        underloaded system; any q >= 0 on the line of critical equilibria, Theorem 3.2).
+    max_step:
+        Largest integration step; default ``min(0.01, 0.2 / max mu)``. The step used divides
+        the output spacing.
+    correctors:
+        Extra passes of the admission problem per step refining the trapezoidal mass term
+        (0 keeps a one-step-old predictor; 1 is plenty).
+    """
+    if not isinstance(solution, SPPSolution):
+        raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
+    if not (np.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max must be finite and > 0, got {t_max}")
+    if int(n_points) < 2:
+        raise ValueError(f"n_points must be >= 2, got {n_points}")
+    n_points = int(n_points)
+    h_max = _default_step(solution) if max_step is None else float(max_step)
+    if not h_max > 0:
+        raise ValueError(f"max_step must be > 0, got {max_step}")
+    system = solution.system
+    edges, order, pos, size, parent, parent_edge = _tree_arrays(solution)
+    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
+    if h_max * mu.max() >= 2.0:
+        raise ValueError("max_step * max(mu) must be < 2 (trapezoidal departures stay >= 0)")
+    psi0, q0 = _initial_state(solution, perturbation, queues, queue_level)
+    spacing = float(t_max) / (n_points - 1)
+    n_sub = max(1, int(np.ceil(spacing / h_max - 1e-9)))
+    h = spacing / n_sub
+    out_psi = np.empty((n_points, len(edges)))
+    out_q = np.empty((n_points, system.n_classes))
+    _integrate(
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        mu,
+        np.ascontiguousarray(system.arrival_rates, dtype=float),
+        np.ascontiguousarray(system.pool_sizes, dtype=float),
+        h,
+        n_sub,
+        n_points,
+        order,
+        pos,
+        size,
+        parent,
+        parent_edge,
+        psi0,
+        q0,
+        int(correctors),
+        out_psi,
+        out_q,
+    )
+    return _trajectory(solution, np.linspace(0.0, t_max, n_points), out_psi, out_q, h, queue_level)
+
+
+def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTrajectory:
+    system = solution.system
+    edges = solution.basic
+    psi = np.zeros((len(times), system.n_classes, system.n_pools))
+    psi[:, edges[:, 0], edges[:, 1]] = out_psi
+    totals = psi.sum(axis=2) + out_q
+    x_star = solution.class_occupancy + float(queue_level)
+    deviation = totals - x_star
+    return FluidTrajectory(
+        times=times,
+        psi=psi,
+        queues=out_q,
+        totals=totals,
+        loads=psi.sum(axis=1) / system.pool_sizes,
+        deviation=deviation,
+        norm=np.linalg.norm(deviation, axis=1),
+        step=float(h),
+        solution=solution,
+    )
+
+
+def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int = 3):
+    """One step of the integrator from (psi, queues); returns ``(psi', queues')``.
+
+    ``psi``: shape ``(I, J)`` (zero off the basic tree), ``queues``: ``(I,)``, per unit r.
+    """
+    system = solution.system
+    edges, order, pos, size, parent, parent_edge = _tree_arrays(solution)
+    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
+    psi_e = _edge_vector(solution, psi, "psi").copy()
+    q = np.array(queues, dtype=float).reshape(system.n_classes).copy()
+    bhat = psi_e * h * mu / (1.0 + 0.5 * h * mu)
+    _step(
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        mu,
+        np.ascontiguousarray(system.arrival_rates, dtype=float),
+        np.ascontiguousarray(system.pool_sizes, dtype=float),
+        float(h),
+        order,
+        pos,
+        size,
+        parent,
+        parent_edge,
+        psi_e,
+        q,
+        bhat,
+        int(correctors),
+    )
+    out = np.zeros((system.n_classes, system.n_pools))
+    out[edges[:, 0], edges[:, 1]] = psi_e
+    return out, q
+
+
+def fluid_velocity(solution: SPPSolution, psi, queues=None, *, h: float = 1e-6):
+    """The fluid-model velocity ``(psi', q')`` at a state, as ``(step(h) - state) / h``.
+
+    For small h this is the LQFS-LB vector field, with the sliding-mode (Filippov) selection
+    on tie manifolds: at a state with equal pool loads and no queues it is the velocity along
+    the manifold, so finite differences of its class totals around psi* reproduce A_u. The
+    error is O(h) (about 1e-6 |A_u|^2 |state - psi*| at the default) plus rounding
+    eps_mach / h.
+    """
+    system = solution.system
+    q = np.zeros(system.n_classes) if queues is None else np.asarray(queues, dtype=float)
+    new_psi, new_q = fluid_step(solution, psi, q, h)
+    return (new_psi - np.asarray(psi, dtype=float)) / h, (new_q - q) / h
+
+
+def linearised_deviation(
+    solution: SPPSolution, initial_deviation, times, *, critical: bool = False
+) -> np.ndarray:
+    """exp(A t) delta_0 on ``times``: the linearised class-total dynamics (Theorems 3.1-3.2).
+
+    ``initial_deviation``: x(0) - x* in class totals, shape ``(I,)``. ``A = A_u`` (or A_c
+    with ``critical=True``). Returns shape ``(T, I)``.
+    """
+    from scipy.linalg import expm
+
+    from .linear import a_critical, a_underloaded
+
+    a = a_critical(solution) if critical else a_underloaded(solution)
+    d0 = np.asarray(initial_deviation, dtype=float)
+    times = np.asarray(times, dtype=float)
+    if times.size > 1 and np.allclose(np.diff(times), times[1] - times[0]) and times[0] == 0.0:
+        step = expm(a * (times[1] - times[0]))
+        out = np.empty((times.size, d0.size))
+        out[0] = d0
+        for k in range(1, times.size):
+            out[k] = step @ out[k - 1]
+        return out
+    return np.stack([expm(a * t) @ d0 for t in times])

@@ -1,0 +1,313 @@
+"""Linearisation of the LQFS-LB fluid model near its equilibrium (Sec. 3, Theorems 3.1-3.2).
+
+Underloaded (rho < 1), Theorem 3.1: near the equilibrium there is no queueing and all pool
+loads are equal (state space collapse), so the state is the vector of class totals
+psi_i = sum_j psi_ij (busy servers per unit r). On the basic tree E the occupancies follow
+linearly, psi_E = M psi_I, where z = M y solves
+
+    sum_j z_ij = y_i  (i in I),     sum_i z_ij = rho(y) beta_j  (j in J),
+    rho(y) = sum_i y_i / sum_j beta_j,
+
+(found by peeling leaves: a class leaf puts all of y_i on its edge, a pool leaf gets
+rho(y) beta_j; remove the leaf and repeat). Then psi_i' = lambda_i - sum_j mu_ij psi_ij, i.e.
+psi_I' = A_u (psi_I - psi*_I) with A_u = G M and G_{i,(kj)} = -mu_kj if i = k, else 0.
+
+Critically loaded (rho = 1) with positive queues, Theorem 3.2: all servers are busy, so
+sum_i psi_ij = beta_j, and all queues are equal, q = (sum_i x_i - sum_j beta_j)/I, where the
+state x_i = psi_i + q_i is the number of class-i customers in the system (per unit r). Then
+psi_I = x - q 1 = P x + (sum_j beta_j / I) 1 with P = Id - 1 1^T / I, and
+x_i' = lambda_i - sum_j mu_ij psi_ij gives x' = A_c (x - x*) with
+
+    A_c = G M P.
+
+Structural zero mode: A_c 1 = 0 exactly (P 1 = 0). Adding the same amount to every queue
+moves the state along the line of equilibria {x* + q 1 : q > 0} and is neither damped nor
+amplified. This is the only structural zero; stability of A_c means every eigenvalue of the
+map induced on R^I / span(1), i.e. of V^T A_c V for an orthonormal basis V of 1^perp, has
+negative real part. A_c does not depend on beta (for y with sum_i y_i = 0 the pool targets
+rho(y) beta_j vanish), only on the tree and the rates mu.
+
+Units: eigenvalues and entries of A_u, A_c are per unit time; psi, x per unit r.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .model import (
+    DisconnectedError,
+    NotATreeError,
+    ServerPoolError,
+    ServerPoolSystem,
+    SPPSolution,
+    _components,
+    _find_cycle,
+    _node_names,
+    solve_spp,
+)
+
+__all__ = [
+    "LinearStability",
+    "a_critical",
+    "a_underloaded",
+    "analyze",
+    "critical_spectrum",
+    "critical_vector_field",
+    "flow_matrix",
+    "load_balancing_map",
+    "spectrum",
+    "stability_verdict",
+    "underloaded_vector_field",
+]
+
+
+def _as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolution:
+    if isinstance(system_or_solution, SPPSolution):
+        return system_or_solution
+    if isinstance(system_or_solution, ServerPoolSystem):
+        return solve_spp(system_or_solution)
+    raise ServerPoolError(
+        f"expected a ServerPoolSystem or SPPSolution, got {type(system_or_solution).__name__}"
+    )
+
+
+def _tree(solution: SPPSolution) -> np.ndarray:
+    """The basic activities, checked to form a spanning tree of I u J."""
+    n_i, n_j = solution.system.n_classes, solution.system.n_pools
+    edges = solution.basic
+    cycle = _find_cycle(edges, n_i, n_j)
+    if cycle is not None:
+        raise NotATreeError(
+            "basic activities contain the cycle " + " - ".join(_node_names([v], n_i) for v in cycle)
+        )
+    comps = _components(edges, n_i, n_j)
+    if len(comps) > 1:
+        raise DisconnectedError(
+            "basic activities split I u J into components "
+            + "; ".join("{" + _node_names(c, n_i) + "}" for c in comps)
+        )
+    return edges
+
+
+def _peel(edges: np.ndarray, class_targets: np.ndarray, pool_targets: np.ndarray) -> np.ndarray:
+    """Solve sum_j z_ij = class_targets[i], sum_i z_ij = pool_targets[j] on a tree.
+
+    Targets have shape ``(I, m)`` and ``(J, m)`` (m right-hand sides, e.g. coefficient rows
+    over the I state variables); they must be consistent (equal column sums). Returns
+    ``(K_b, m)`` in the order of ``edges``. Leaves are peeled in a fixed order.
+    """
+    n_i = class_targets.shape[0]
+    n_nodes = n_i + pool_targets.shape[0]
+    residual = np.concatenate([class_targets, pool_targets]).astype(float)
+    incident: list[list[int]] = [[] for _ in range(n_nodes)]
+    for e, (i, j) in enumerate(edges):
+        incident[int(i)].append(e)
+        incident[n_i + int(j)].append(e)
+    ends = [(int(i), n_i + int(j)) for i, j in edges]
+    degree = [len(x) for x in incident]
+    done = np.zeros(len(edges), dtype=bool)
+    out = np.zeros((len(edges), residual.shape[1]))
+    leaves = [v for v in range(n_nodes) if degree[v] == 1]
+    while leaves:
+        v = leaves.pop()
+        if degree[v] != 1:  # the last node of the tree: nothing left to assign
+            continue
+        e = next(e for e in incident[v] if not done[e])
+        u = ends[e][0] + ends[e][1] - v
+        out[e] = residual[v]
+        residual[u] -= residual[v]
+        done[e] = True
+        degree[v] = 0
+        degree[u] -= 1
+        if degree[u] == 1:
+            leaves.append(u)
+    return out
+
+
+def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
+    """M, shape ``(K_b, I)``: class totals psi_I -> occupancies psi_E on the basic tree.
+
+    Sec. 3 (proof of Theorem 3.1): rows in the order of ``solution.basic``; z = M y solves
+    sum_j z_ij = y_i and sum_i z_ij = rho(y) beta_j with rho(y) = sum_i y_i / sum_j beta_j.
+    Dimensionless (servers per server).
+    """
+    solution = _as_solution(system_or_solution)
+    edges = _tree(solution)
+    beta = solution.system.pool_sizes
+    n_i = solution.system.n_classes
+    pool_targets = np.outer(beta / beta.sum(), np.ones(n_i))
+    return _peel(edges, np.eye(n_i), pool_targets)
+
+
+def flow_matrix(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
+    """G, shape ``(I, K_b)``: G_{i,(kj)} = -mu_kj if i = k, else 0 (per unit time)."""
+    solution = _as_solution(system_or_solution)
+    edges = _tree(solution)
+    g = np.zeros((solution.system.n_classes, len(edges)))
+    g[edges[:, 0], np.arange(len(edges))] = -solution.system.rates[edges[:, 0], edges[:, 1]]
+    return g
+
+
+def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
+    """A_u = G M, shape ``(I, I)``, per unit time (Theorem 3.1 / Lemma 3.3(i))."""
+    solution = _as_solution(system_or_solution)
+    return flow_matrix(solution) @ load_balancing_map(solution)
+
+
+def _centering(n: int) -> np.ndarray:
+    return np.eye(n) - np.full((n, n), 1.0 / n)
+
+
+def a_critical(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
+    """A_c = G M P, shape ``(I, I)``, per unit time (Theorem 3.2; module docstring).
+
+    The state is the class totals x_i (in service plus queued); A_c @ ones = 0 is the
+    structural zero mode of the line of critical equilibria.
+    """
+    solution = _as_solution(system_or_solution)
+    n_i = solution.system.n_classes
+    return a_underloaded(solution) @ _centering(n_i)
+
+
+def _sorted(w: np.ndarray) -> np.ndarray:
+    w = np.asarray(w, dtype=complex)
+    return w[np.lexsort((-w.imag, -w.real))]
+
+
+def spectrum(a: np.ndarray) -> np.ndarray:
+    """Eigenvalues of ``a`` sorted by decreasing real part (ties: decreasing imaginary part).
+
+    ``spectrum(a)[0]`` has the largest real part. Complex dtype, shape ``(n,)``.
+    """
+    return _sorted(np.linalg.eigvals(np.asarray(a, dtype=float)))
+
+
+def _complement_basis(n: int) -> np.ndarray:
+    """Orthonormal basis of the orthogonal complement of the ones vector, ``(n, n - 1)``."""
+    q, _ = np.linalg.qr(np.column_stack([np.ones(n), np.eye(n)[:, : n - 1]]))
+    return q[:, 1:]
+
+
+def critical_spectrum(system_or_solution: ServerPoolSystem | SPPSolution):
+    """(full spectrum of A_c with the structural zero set to exactly 0, the I - 1 others).
+
+    The others are the eigenvalues of V^T A_c V with V an orthonormal basis of 1^perp: the
+    map A_c induces on R^I / span(1), which has A_c's spectrum minus the structural zero.
+    """
+    a_c = a_critical(system_or_solution)
+    n = a_c.shape[0]
+    v = _complement_basis(n)
+    others = spectrum(v.T @ a_c @ v) if n > 1 else np.zeros(0, dtype=complex)
+    return _sorted(np.concatenate([others, [0.0]])), others
+
+
+@dataclass(frozen=True)
+class LinearStability:
+    """Local stability of the fluid equilibrium (Theorems 3.1-3.2).
+
+    Attributes
+    ----------
+    eigenvalues_underloaded:
+        Spectrum of A_u, per unit time, sorted by decreasing real part, shape ``(I,)``.
+    eigenvalues_critical:
+        Spectrum of A_c including its structural zero (set to exactly 0), shape ``(I,)``.
+    max_real_underloaded:
+        Largest real part of the spectrum of A_u (A_u has no structural zero modes).
+    max_real_critical:
+        Largest real part over the I - 1 non-structural eigenvalues of A_c; ``-inf`` when
+        I = 1 (A_c = 0: only the structural mode).
+    stable_underloaded, stable_critical:
+        Whether the respective maximum real part is < ``-tol * max(mu)``.
+    structural_zeros_critical:
+        Number of structural zero modes removed from A_c (always 1: the ones vector).
+    """
+
+    eigenvalues_underloaded: np.ndarray
+    eigenvalues_critical: np.ndarray
+    max_real_underloaded: float
+    max_real_critical: float
+    stable_underloaded: bool
+    stable_critical: bool
+    structural_zeros_critical: int = 1
+
+
+def stability_verdict(
+    system_or_solution: ServerPoolSystem | SPPSolution, *, tol: float = 1e-9
+) -> LinearStability:
+    """Spectra of A_u and A_c and the stability verdicts (``tol`` relative to max mu)."""
+    solution = _as_solution(system_or_solution)
+    eig_u = spectrum(a_underloaded(solution))
+    eig_c, others = critical_spectrum(solution)
+    scale = tol * float(solution.system.rates.max())
+    max_u = float(eig_u.real.max())
+    max_c = float(others.real.max()) if others.size else float("-inf")
+    return LinearStability(
+        eigenvalues_underloaded=eig_u,
+        eigenvalues_critical=eig_c,
+        max_real_underloaded=max_u,
+        max_real_critical=max_c,
+        stable_underloaded=bool(max_u < -scale),
+        stable_critical=bool(max_c < -scale),
+    )
+
+
+def underloaded_vector_field(
+    system_or_solution: ServerPoolSystem | SPPSolution, psi: np.ndarray
+) -> np.ndarray:
+    """psi_i' = lambda_i - sum_j mu_ij (M psi)_ij near the underloaded equilibrium.
+
+    ``psi``: class totals in service, per unit r, shape ``(..., I)``. Returns the time
+    derivative, per unit r per unit time, same shape. Vanishes at psi = psi*_I.
+    """
+    solution = _as_solution(system_or_solution)
+    edges = _tree(solution)
+    m = load_balancing_map(solution)
+    mu = solution.system.rates[edges[:, 0], edges[:, 1]]
+    psi = np.asarray(psi, dtype=float)
+    occ = psi @ m.T  # (..., K_b)
+    service = (mu * occ) @ (edges[:, 0][:, None] == np.arange(solution.system.n_classes))
+    return solution.system.arrival_rates - service
+
+
+def critical_vector_field(
+    system_or_solution: ServerPoolSystem | SPPSolution, x: np.ndarray
+) -> np.ndarray:
+    """x_i' = lambda_i - sum_j mu_ij (M (x - q 1))_ij with q = (sum x - sum beta)/I.
+
+    The critically loaded dynamics with all servers busy and equal positive queues
+    (Theorem 3.2). ``x``: customers in system per unit r, shape ``(..., I)``.
+    """
+    solution = _as_solution(system_or_solution)
+    x = np.asarray(x, dtype=float)
+    q = (x.sum(axis=-1) - solution.system.pool_sizes.sum()) / solution.system.n_classes
+    return underloaded_vector_field(solution, x - q[..., None])
+
+
+def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
+    """The JSON object of ``queue-routing serverpools analyze``.
+
+    ``{"rho", "flows": [{"class", "pool", "rate"}] (basic activities, numbered from 1),
+    "eigenvalues_underloaded": [[re, im], ...], "eigenvalues_critical": [[re, im], ...]
+    (including the structural zero), "stable_underloaded"}``.
+    """
+    if isinstance(system, dict):
+        system = ServerPoolSystem.from_dict(system)
+    solution = _as_solution(system)
+    verdict = stability_verdict(solution)
+    return {
+        "rho": float(solution.rho),
+        "flows": [
+            {"class": int(i) + 1, "pool": int(j) + 1, "rate": float(solution.flows[i, j])}
+            for i, j in solution.basic
+        ],
+        "eigenvalues_underloaded": [
+            [float(w.real), float(w.imag)] for w in verdict.eigenvalues_underloaded
+        ],
+        "eigenvalues_critical": [
+            [float(w.real), float(w.imag)] for w in verdict.eigenvalues_critical
+        ],
+        "stable_underloaded": bool(verdict.stable_underloaded),
+    }

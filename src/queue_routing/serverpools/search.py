@@ -1,0 +1,285 @@
+"""Seeded search over random activity trees for unstable fluid equilibria (ours; Sec. 3-4).
+
+The paper shows that the LQFS-LB equilibrium can be locally unstable once the activity tree
+is "not too small" but gives no numerical example (the seed lost them). We sample systems
+whose SPP basic activities are a prescribed random spanning tree and look at the spectra of
+A_u and A_c (:mod:`.linear`).
+
+A random system of size (I, J): a uniform random spanning tree of the complete bipartite
+graph K_{I,J} (Aldous-Broder random walk), rates mu_ij log-uniform on ``mu_range`` on the
+tree edges (no other activities), flows lambda_ij log-uniform on ``flow_range``; then
+lambda_i = sum_j lambda_ij and beta_j = sum_i (lambda_ij / mu_ij) / rho, so every pool is
+exactly at load rho and the tree with these flows is the unique SPP optimum (CRP holds: all
+activities are basic and the basic solution is nondegenerate).
+
+Randomness: sample k of size (I, J) uses ``rng_for(root_seed, "serverpools-search", I, J, k)``
+only, so any sample can be regenerated alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..seeding import rng_for
+from .linear import a_underloaded, critical_spectrum, spectrum
+from .model import ServerPoolError, ServerPoolSystem, tree_spp
+
+__all__ = [
+    "SearchResult",
+    "SizeSummary",
+    "alternating_path_system",
+    "instability_search",
+    "random_spanning_tree",
+    "random_tree_system",
+    "sample_system",
+]
+
+SEARCH_KEY = "serverpools-search"
+
+
+def random_spanning_tree(n_classes: int, n_pools: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniform random spanning tree of K_{I,J}: edges (i, j), 0-based, sorted, ``(I+J-1, 2)``.
+
+    Aldous-Broder: a simple random walk on K_{I,J} from a uniform start node; the edge by
+    which each node is first entered is kept.
+    """
+    if n_classes < 1 or n_pools < 1:
+        raise ServerPoolError(f"need n_classes, n_pools >= 1, got ({n_classes}, {n_pools})")
+    n_nodes = n_classes + n_pools
+    seen = np.zeros(n_nodes, dtype=bool)
+    v = int(rng.integers(n_nodes))
+    seen[v] = True
+    edges = []
+    while len(edges) < n_nodes - 1:
+        if v < n_classes:  # class -> uniform pool
+            w = n_classes + int(rng.integers(n_pools))
+        else:  # pool -> uniform class
+            w = int(rng.integers(n_classes))
+        if not seen[w]:
+            seen[w] = True
+            edges.append((min(v, w), max(v, w) - n_classes))
+        v = w
+    out = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
+    return out
+
+
+def _log_uniform(rng: np.random.Generator, bounds: Sequence[float], size: int) -> np.ndarray:
+    lo, hi = (float(b) for b in bounds)
+    if not 0 < lo <= hi or not np.isfinite(hi):
+        raise ServerPoolError(f"range must satisfy 0 < low <= high < inf, got ({lo}, {hi})")
+    return np.exp(rng.uniform(np.log(lo), np.log(hi), size=size))
+
+
+def random_tree_system(
+    n_classes: int,
+    n_pools: int,
+    rng: np.random.Generator,
+    *,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+) -> ServerPoolSystem:
+    """A random system whose SPP basic activities are a random spanning tree at load ``rho``.
+
+    ``mu_range``: service rates, jobs per unit time per server (log-uniform);
+    ``flow_range``: tree flows lambda_ij, customers per unit time per unit r (log-uniform);
+    ``rho``: the SPP optimum (dimensionless, > 0). Draw order: tree, mu, flows.
+    """
+    if not rho > 0:
+        raise ServerPoolError(f"rho must be > 0, got {rho}")
+    edges = random_spanning_tree(n_classes, n_pools, rng)
+    mu = _log_uniform(rng, mu_range, len(edges))
+    flows = _log_uniform(rng, flow_range, len(edges))
+    rates = np.zeros((n_classes, n_pools))
+    rates[edges[:, 0], edges[:, 1]] = mu
+    lam = np.bincount(edges[:, 0], weights=flows, minlength=n_classes)
+    beta = np.bincount(edges[:, 1], weights=flows / mu, minlength=n_pools) / rho
+    return ServerPoolSystem(arrival_rates=lam, pool_sizes=beta, rates=rates)
+
+
+def sample_system(
+    root_seed: int, n_classes: int, n_pools: int, k: int, **kwargs: Any
+) -> ServerPoolSystem:
+    """Sample k of size (I, J) of :func:`instability_search` (same stream, same arguments)."""
+    rng = rng_for(root_seed, SEARCH_KEY, n_classes, n_pools, k)
+    return random_tree_system(n_classes, n_pools, rng, **kwargs)
+
+
+def _pairs(w: np.ndarray) -> list[list[float]]:
+    return [[float(z.real), float(z.imag)] for z in w]
+
+
+def _example(k: int, system: ServerPoolSystem, eig_u, eig_c) -> dict[str, Any]:
+    return {
+        "sample": int(k),
+        "system": system.to_dict(),
+        "eigenvalues_underloaded": _pairs(eig_u),
+        "eigenvalues_critical": _pairs(eig_c),
+    }
+
+
+@dataclass(frozen=True)
+class SizeSummary:
+    """Search results for one size (I, J).
+
+    ``max_real_*`` are the largest real parts found (per unit time; A_c without its
+    structural zero, ``-inf`` if I = 1). Examples are dicts ``{"sample", "system" (the JSON
+    contract), "eigenvalues_underloaded", "eigenvalues_critical"}`` or None.
+    """
+
+    n_classes: int
+    n_pools: int
+    samples: int
+    unstable_underloaded: int
+    unstable_critical: int
+    max_real_underloaded: float
+    max_real_critical: float
+    unstable_example_underloaded: dict[str, Any] | None = field(default=None, repr=False)
+    unstable_example_critical: dict[str, Any] | None = field(default=None, repr=False)
+    stable_example: dict[str, Any] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        return {
+            "n_classes": self.n_classes,
+            "n_pools": self.n_pools,
+            "samples": self.samples,
+            "unstable_underloaded": self.unstable_underloaded,
+            "unstable_critical": self.unstable_critical,
+            "max_real_underloaded": num(self.max_real_underloaded),
+            "max_real_critical": num(self.max_real_critical),
+            "unstable_example_underloaded": self.unstable_example_underloaded,
+            "unstable_example_critical": self.unstable_example_critical,
+            "stable_example": self.stable_example,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """All sizes searched, and the smallest sizes (by I + J, then I) showing instability."""
+
+    root_seed: int
+    settings: dict[str, Any]
+    sizes: tuple[SizeSummary, ...]
+    smallest_unstable_underloaded: tuple[int, int] | None
+    smallest_unstable_critical: tuple[int, int] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        def size(s: tuple[int, int] | None) -> list[int] | None:
+            return None if s is None else [int(s[0]), int(s[1])]
+
+        return {
+            "root_seed": int(self.root_seed),
+            "settings": self.settings,
+            "sizes": [s.to_dict() for s in self.sizes],
+            "smallest_unstable_underloaded": size(self.smallest_unstable_underloaded),
+            "smallest_unstable_critical": size(self.smallest_unstable_critical),
+        }
+
+
+def _search_size(root_seed, n_i, n_j, samples, kwargs, tol) -> SizeSummary:
+    n_u = n_c = 0
+    max_u = max_c = float("-inf")
+    ex_u = ex_c = ex_s = None
+    for k in range(samples):
+        system = sample_system(root_seed, n_i, n_j, k, **kwargs)
+        solution = tree_spp(system)
+        eig_u = spectrum(a_underloaded(solution))
+        eig_c, others = critical_spectrum(solution)
+        threshold = tol * float(system.rates.max())
+        re_u = float(eig_u.real.max())
+        re_c = float(others.real.max()) if others.size else float("-inf")
+        max_u, max_c = max(max_u, re_u), max(max_c, re_c)
+        bad_u, bad_c = re_u > threshold, re_c > threshold
+        n_u += bad_u
+        n_c += bad_c
+        if bad_u and ex_u is None:
+            ex_u = _example(k, system, eig_u, eig_c)
+        if bad_c and ex_c is None:
+            ex_c = _example(k, system, eig_u, eig_c)
+        if ex_s is None and re_u < -threshold and re_c < -threshold:
+            ex_s = _example(k, system, eig_u, eig_c)
+    return SizeSummary(n_i, n_j, samples, n_u, n_c, max_u, max_c, ex_u, ex_c, ex_s)
+
+
+def _smallest(summaries: Iterable[SizeSummary], attr: str) -> tuple[int, int] | None:
+    hits = [(s.n_classes, s.n_pools) for s in summaries if getattr(s, attr) > 0]
+    return min(hits, key=lambda s: (s[0] + s[1], s[0])) if hits else None
+
+
+def instability_search(
+    root_seed: int,
+    sizes: Iterable[tuple[int, int]],
+    samples_per_size: int,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    *,
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+    tol: float = 1e-9,
+) -> SearchResult:
+    """Sample ``samples_per_size`` random tree systems per size (I, J) and count instability.
+
+    A sample counts as unstable for A_u (resp. A_c) when the largest real part of its
+    spectrum (A_c: without the structural zero) exceeds ``tol * max(mu)``; stable examples
+    need both below ``-tol * max(mu)``. ``mu_range`` in jobs per unit time per server.
+    """
+    sizes = [(int(i), int(j)) for i, j in sizes]
+    if samples_per_size < 1:
+        raise ServerPoolError(f"samples_per_size must be >= 1, got {samples_per_size}")
+    kwargs = {"mu_range": tuple(mu_range), "flow_range": tuple(flow_range), "rho": float(rho)}
+    summaries = tuple(
+        _search_size(root_seed, n_i, n_j, samples_per_size, kwargs, tol) for n_i, n_j in sizes
+    )
+    settings = {
+        "sizes": [list(s) for s in sizes],
+        "samples_per_size": int(samples_per_size),
+        "mu_range": list(kwargs["mu_range"]),
+        "flow_range": list(kwargs["flow_range"]),
+        "rho": kwargs["rho"],
+        "tol": float(tol),
+    }
+    return SearchResult(
+        root_seed=int(root_seed),
+        settings=settings,
+        sizes=summaries,
+        smallest_unstable_underloaded=_smallest(summaries, "unstable_underloaded"),
+        smallest_unstable_critical=_smallest(summaries, "unstable_critical"),
+    )
+
+
+def alternating_path_system(
+    ratio: float,
+    pool_sizes: Sequence[float] = (50.0, 1.0, 1.0, 1.2),
+    rho: float = 0.9,
+) -> ServerPoolSystem:
+    """A 3-class, 4-pool path whose A_u loses stability as ``ratio`` grows (ours).
+
+    The activity tree is the path pool 4 - class 2 - pool 2 - class 1 - pool 3 - class 3 -
+    pool 1 (numbered from 1) with rates alternating ``ratio, 1, ratio, 1, ratio, 1`` along
+    it: mu_24 = mu_12 = mu_33 = ``ratio`` and mu_22 = mu_13 = mu_31 = 1 (jobs per unit time
+    per server). This is the shape that the seeded search and a local optimisation found
+    for the smallest unstable size (I, J) = (3, 4). With the default ``pool_sizes`` (servers
+    per unit r) the largest real part of spec(A_u) is affine in ``ratio`` and crosses zero
+    at ratio ~ 23.3; A_c stays stable. The nominal occupancies are rho beta_j on the two
+    leaf pools and rho beta_j / 2 per class on the two inner pools; the arrival rates
+    (customers per unit time per unit r) follow, so the tree is the SPP optimum at ``rho``.
+    """
+    beta = np.asarray(pool_sizes, dtype=float)
+    if beta.shape != (4,):
+        raise ServerPoolError(f"pool_sizes must have 4 entries, got shape {beta.shape}")
+    if not ratio > 0 or not rho > 0:
+        raise ServerPoolError(f"ratio and rho must be > 0, got {ratio}, {rho}")
+    mu = np.zeros((3, 4))
+    mu[0, 1] = mu[1, 3] = mu[2, 2] = ratio
+    mu[0, 2] = mu[1, 1] = mu[2, 0] = 1.0
+    psi = np.zeros((3, 4))
+    psi[1, 3], psi[2, 0] = rho * beta[3], rho * beta[0]
+    psi[0, 1] = psi[1, 1] = rho * beta[1] / 2
+    psi[0, 2] = psi[2, 2] = rho * beta[2] / 2
+    return ServerPoolSystem(arrival_rates=(mu * psi).sum(axis=1), pool_sizes=beta, rates=mu)

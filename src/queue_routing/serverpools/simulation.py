@@ -1,0 +1,535 @@
+"""Exact event-driven simulation of the r-th stochastic system under LQFS-LB (Sec. 2).
+
+The r-th system: class i arrives as Poisson(r lambda_i); pool j has ``N_j = round(r beta_j)``
+servers; a class-i customer in pool j is served in Exp(mu_ij) time, only on the basic
+activities E (the paper restricts routing to E). The state is integer: ``Z_ij`` busy servers
+of pool j serving class i and queue lengths ``Q_i``; it is a continuous-time Markov chain
+and we simulate it exactly (Gillespie): total event rate
+``R = r sum_i lambda_i + sum_(ij) mu_ij Z_ij``, holding time Exp(R), event picked with
+probability proportional to its rate. Events per unit time are about
+``2 r sum_i lambda_i`` (arrivals plus as many departures in steady state).
+
+LQFS-LB:
+* Routing: an arriving class-i customer takes an idle server in the least-loaded pool of
+  S(i) among those with an idle server, load ``Z_j / N_j`` (exact integer comparison);
+  otherwise it joins queue i.
+* Scheduling: a server of pool j that completes a service takes the head of the longest
+  queue among C(j); otherwise it idles.
+* Ties: uniformly at random (reservoir sampling), from the run's random stream.
+
+Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
+``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
+r, 0 when underloaded), sampled on a regular grid, and exact time averages over
+``[burn_in, t_max]`` of the deviation, its outer product and its norm.
+
+Randomness: one ``numpy.random.Generator`` from
+``rng_for(seed, "serverpools-simulate", *keys)`` drives the compiled kernel (numba supports
+Generator objects natively), so a run is reproduced by (seed, keys) alone; put everything
+that distinguishes runs (instance, r, replication) in ``keys`` to make them independent.
+
+Invariants: every run checks the conservation ``X(t_max) = X(0) + arrivals - departures``
+per class; ``check=True`` also checks after every event that ``0 <= Z``, ``0 <= Q``,
+``sum_i Z_ij <= N_j`` and that no pool has an idle server while a class of C(j) waits
+(work conservation of LQFS-LB), and counts violations.
+
+Units: time in units of 1/mu; deviations in customers / sqrt(r).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ..seeding import rng_for
+from .model import SPPSolution
+
+__all__ = ["SIMULATE_KEY", "SimulationRun", "initial_state", "simulate"]
+
+SIMULATE_KEY = "serverpools-simulate"
+
+# counters[...] slots filled by the kernel
+_EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pragma: no cover
+    """Number of broken invariants in the current state (debug mode)."""
+    bad = 0
+    for e in range(z.size):
+        if z[e] < 0:
+            bad += 1
+    for i in range(q.size):
+        if q[i] < 0:
+            bad += 1
+    for j in range(n_servers.size):
+        total = 0
+        waiting = False
+        for k in range(pool_ptr[j], pool_ptr[j + 1]):
+            e = pool_edges[k]
+            total += z[e]
+            if q[ei[e]] > 0:
+                waiting = True
+        if total != busy[j] or busy[j] > n_servers[j] or busy[j] < 0:
+            bad += 1
+        if waiting and busy[j] < n_servers[j]:
+            bad += 1
+    return bad
+
+
+@njit(cache=True)
+def _kernel(
+    rng,
+    lam_r,
+    n_servers,
+    ei,
+    ej,
+    mu,
+    class_ptr,
+    class_edges,
+    pool_ptr,
+    pool_edges,
+    z,
+    q,
+    target,
+    inv_sqrt_r,
+    t_max,
+    record_every,
+    burn_in,
+    check,
+    out_dev,
+    acc_mean,
+    acc_outer,
+    acc_norm,
+    counters,
+    arrivals,
+    departures,
+):  # pragma: no cover - compiled
+    n_i = lam_r.size
+    n_j = n_servers.size
+    n_e = mu.size
+    n_rec = out_dev.shape[0]
+    busy = np.zeros(n_j, dtype=np.int64)
+    x = q.copy()
+    dep_rate = 0.0
+    for e in range(n_e):
+        busy[ej[e]] += z[e]
+        x[ei[e]] += z[e]
+        dep_rate += mu[e] * z[e]
+    arr_rate = 0.0
+    for i in range(n_i):
+        arr_rate += lam_r[i]
+    dev = np.empty(n_i)
+    t = 0.0
+    rec = 0
+    events = 0
+    ties = 0
+    if check:
+        bad = _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+        if bad > 0:
+            counters[_VIOLATIONS] += bad
+            counters[_FIRST_BAD] = 0
+    while True:
+        total_rate = arr_rate + dep_rate
+        t_new = t + rng.standard_exponential() / total_rate
+        last = t_new >= t_max
+        if last:
+            t_new = t_max
+        for i in range(n_i):
+            dev[i] = (x[i] - target[i]) * inv_sqrt_r
+        while rec < n_rec and (
+            rec * record_every < t_new or (last and rec * record_every <= t_max)
+        ):
+            for i in range(n_i):
+                out_dev[rec, i] = dev[i]
+            rec += 1
+        lo = t if t > burn_in else burn_in
+        if t_new > lo:
+            w = t_new - lo
+            sq = 0.0
+            for i in range(n_i):
+                acc_mean[i] += w * dev[i]
+                sq += dev[i] * dev[i]
+                for k in range(i + 1):
+                    acc_outer[i, k] += w * dev[i] * dev[k]
+            acc_norm[0] += w * np.sqrt(sq)
+            acc_norm[1] += w * sq
+        if last:
+            break
+        t = t_new
+        events += 1
+        u = rng.random() * total_rate
+        if u < arr_rate:
+            # -- arrival of class i: least-loaded pool of S(i) with an idle server --------
+            cls = n_i - 1
+            for i in range(n_i):
+                if u < lam_r[i]:
+                    cls = i
+                    break
+                u -= lam_r[i]
+            arrivals[cls] += 1
+            x[cls] += 1
+            best = -1
+            n_tie = 0
+            for k in range(class_ptr[cls], class_ptr[cls + 1]):
+                e = class_edges[k]
+                j = ej[e]
+                if busy[j] >= n_servers[j]:
+                    continue
+                if best < 0:
+                    best = e
+                    n_tie = 1
+                    continue
+                jb = ej[best]
+                lhs = busy[j] * n_servers[jb]
+                rhs = busy[jb] * n_servers[j]
+                if lhs < rhs:
+                    best = e
+                    n_tie = 1
+                elif lhs == rhs:
+                    n_tie += 1
+                    ties += 1
+                    if rng.random() * n_tie < 1.0:
+                        best = e
+            if best >= 0:
+                z[best] += 1
+                busy[ej[best]] += 1
+                dep_rate += mu[best]
+            else:
+                q[cls] += 1
+                counters[_QUEUED] += 1
+        else:
+            # -- service completion on an edge, then LQFS scheduling in its pool ----------
+            u -= arr_rate
+            done = -1
+            for e in range(n_e):
+                r_e = mu[e] * z[e]
+                if u < r_e:
+                    done = e
+                    break
+                u -= r_e
+            if done < 0:  # rounding at the top of the range: the last busy edge
+                for e in range(n_e - 1, -1, -1):
+                    if z[e] > 0:
+                        done = e
+                        break
+            cls = ei[done]
+            j = ej[done]
+            departures[cls] += 1
+            x[cls] -= 1
+            z[done] -= 1
+            busy[j] -= 1
+            dep_rate -= mu[done]
+            best = -1
+            n_tie = 0
+            for k in range(pool_ptr[j], pool_ptr[j + 1]):
+                e = pool_edges[k]
+                i = ei[e]
+                if q[i] <= 0:
+                    continue
+                if best < 0 or q[i] > q[ei[best]]:
+                    best = e
+                    n_tie = 1
+                elif q[i] == q[ei[best]]:
+                    n_tie += 1
+                    ties += 1
+                    if rng.random() * n_tie < 1.0:
+                        best = e
+            if best >= 0:
+                q[ei[best]] -= 1
+                z[best] += 1
+                busy[j] += 1
+                dep_rate += mu[best]
+        if (events & 0xFFFFF) == 0:  # refresh the running sum against round-off drift
+            dep_rate = 0.0
+            for e in range(n_e):
+                dep_rate += mu[e] * z[e]
+        if check:
+            bad = _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+            if bad > 0:
+                if counters[_VIOLATIONS] == 0:
+                    counters[_FIRST_BAD] = events
+                counters[_VIOLATIONS] += bad
+    for i in range(n_i):
+        for k in range(i):
+            acc_outer[k, i] = acc_outer[i, k]
+    counters[_EVENTS] = events
+    counters[_TIES] = ties
+
+
+@dataclass(frozen=True)
+class SimulationRun:
+    """One simulated path of the r-th system (module docstring).
+
+    Attributes
+    ----------
+    times:
+        Recording grid ``0, record_every, ...`` up to t_max, shape ``(T,)``.
+    deviation:
+        ``(X_i(t) - r x*_i) / sqrt(r)`` on the grid, shape ``(T, I)``.
+    norm:
+        Euclidean norm of ``deviation``, shape ``(T,)``.
+    events:
+        Number of events (arrivals plus service completions) simulated.
+    wall_seconds:
+        Wall-clock time of the compiled kernel.
+    mean, second_moment, covariance:
+        Exact time averages over ``[burn_in, t_max]`` of the deviation ``(I,)``, of its outer
+        product ``(I, I)``, and ``second_moment - mean mean^T``.
+    mean_norm, rms_norm:
+        Time averages of |deviation| and sqrt of the time average of |deviation|^2.
+    arrivals, departures:
+        Counts per class, shape ``(I,)``.
+    busy, queues:
+        Final state: Z_ij ``(I, J)`` and Q_i ``(I,)``.
+    initial_totals:
+        X_i(0), shape ``(I,)``.
+    n_servers:
+        N_j = round(r beta_j), shape ``(J,)``.
+    violations:
+        Broken invariants counted in debug mode (``check=True``; always 0 otherwise).
+    first_violation:
+        Event index of the first violation, -1 if none.
+    ties:
+        Random tie-breaks drawn.
+    queued:
+        Arrivals that found no idle server in S(i) and joined the queue.
+    """
+
+    r: float
+    t_max: float
+    burn_in: float
+    seed: int
+    keys: tuple
+    times: np.ndarray
+    deviation: np.ndarray
+    norm: np.ndarray
+    events: int
+    wall_seconds: float
+    mean: np.ndarray
+    second_moment: np.ndarray
+    covariance: np.ndarray
+    mean_norm: float
+    rms_norm: float
+    arrivals: np.ndarray
+    departures: np.ndarray
+    busy: np.ndarray
+    queues: np.ndarray
+    initial_totals: np.ndarray
+    n_servers: np.ndarray
+    checked: bool
+    violations: int
+    first_violation: int
+    ties: int
+    queued: int
+    solution: SPPSolution = field(repr=False, compare=False)
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Final X_i = sum_j Z_ij + Q_i."""
+        return self.busy.sum(axis=1) + self.queues
+
+
+def _csr(keys: np.ndarray, n: int):
+    order = np.argsort(keys, kind="stable").astype(np.int64)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, keys + 1, 1)
+    return np.cumsum(ptr), order
+
+
+def initial_state(
+    solution: SPPSolution,
+    r: float,
+    *,
+    initial_psi=None,
+    initial_queues=None,
+    queue_level: float = 0.0,
+):
+    """Integer start ``(Z (K_b,), Q (I,), N (J,))`` near ``r psi*`` (or ``r initial_psi``).
+
+    ``Z_e = round(r psi_e)``; a pool over capacity sends its excess (largest edges first) to
+    the queues; then idle servers take waiting customers (longest queue first) so that the
+    LQFS-LB invariants hold from time 0. ``initial_psi`` is (I, J) per unit r (zero off the
+    basic tree); ``initial_queues`` per unit r, default ``queue_level``.
+    """
+    system = solution.system
+    edges = solution.basic
+    n_i = system.n_classes
+    n_servers = np.rint(r * system.pool_sizes).astype(np.int64)
+    if np.any(n_servers < 1):
+        j = int(np.argmin(n_servers))
+        raise ValueError(f"r beta_{j + 1} = {r * system.pool_sizes[j]:g} rounds to no server")
+    psi = solution.occupancy if initial_psi is None else np.asarray(initial_psi, dtype=float)
+    if psi.shape != (n_i, system.n_pools) or np.any(psi < 0):
+        raise ValueError(f"initial_psi must be >= 0 with shape ({n_i}, {system.n_pools})")
+    z = np.rint(r * psi[edges[:, 0], edges[:, 1]]).astype(np.int64)
+    queues = np.full(n_i, float(queue_level)) if initial_queues is None else initial_queues
+    q = np.rint(r * np.asarray(queues, dtype=float)).astype(np.int64).reshape(n_i)
+    if np.any(q < 0):
+        raise ValueError("initial queues must be >= 0")
+    for j in range(system.n_pools):
+        idx = np.flatnonzero(edges[:, 1] == j)
+        while z[idx].sum() > n_servers[j]:
+            e = idx[np.argmax(z[idx])]
+            z[e] -= 1
+            q[edges[e, 0]] += 1
+    changed = True
+    while changed:
+        changed = False
+        for j in range(system.n_pools):
+            idx = np.flatnonzero(edges[:, 1] == j)
+            while z[idx].sum() < n_servers[j] and np.any(q[edges[idx, 0]] > 0):
+                e = idx[np.argmax(q[edges[idx, 0]])]
+                q[edges[e, 0]] -= 1
+                z[e] += 1
+                changed = True
+    return z, q, n_servers
+
+
+def simulate(
+    solution: SPPSolution,
+    r: float,
+    t_max: float,
+    record_every: float,
+    seed: int,
+    keys: tuple = (),
+    *,
+    burn_in: float = 0.0,
+    queue_level: float = 0.0,
+    initial_psi=None,
+    initial_queues=None,
+    check: bool = False,
+) -> SimulationRun:
+    """Simulate the r-th system under LQFS-LB on [0, t_max] (module docstring).
+
+    Parameters
+    ----------
+    solution:
+        SPP solution: its basic tree is the activity set and psi* the centring.
+    r:
+        Scale: arrival rates r lambda_i, pool sizes round(r beta_j).
+    t_max, record_every:
+        Horizon and recording step, in units of 1/mu.
+    seed, keys:
+        The random stream is ``rng_for(seed, SIMULATE_KEY, *keys)``.
+    burn_in:
+        Time averages are taken over ``[burn_in, t_max]``.
+    queue_level:
+        Equilibrium queue per unit r in the centring x*_i = psi*_i + queue_level.
+    initial_psi, initial_queues:
+        Start at ``round(r initial_psi)`` busy servers and ``round(r initial_queues)``
+        waiting (per unit r; default the nominal point psi* and ``queue_level``).
+    check:
+        Check the invariants after every event (slower; for tests).
+    """
+    if not isinstance(solution, SPPSolution):
+        raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
+    r = float(r)
+    if not (np.isfinite(r) and r > 0):
+        raise ValueError(f"r must be finite and > 0, got {r}")
+    if not (np.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max must be finite and > 0, got {t_max}")
+    if not (record_every > 0):
+        raise ValueError(f"record_every must be > 0, got {record_every}")
+    if not 0 <= burn_in < t_max:
+        raise ValueError(f"burn_in must be in [0, t_max), got {burn_in}")
+    system = solution.system
+    edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
+    n_i, n_j = system.n_classes, system.n_pools
+    z, q, n_servers = initial_state(
+        solution,
+        r,
+        initial_psi=initial_psi,
+        initial_queues=initial_queues,
+        queue_level=queue_level,
+    )
+    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]], dtype=float)
+    class_ptr, class_edges = _csr(edges[:, 0], n_i)
+    pool_ptr, pool_edges = _csr(edges[:, 1], n_j)
+    target = r * (solution.class_occupancy + float(queue_level))
+    n_rec = int(np.floor(t_max / record_every * (1 + 1e-12))) + 1
+    out_dev = np.zeros((n_rec, n_i))
+    acc_mean = np.zeros(n_i)
+    acc_outer = np.zeros((n_i, n_i))
+    acc_norm = np.zeros(2)
+    counters = np.zeros(5, dtype=np.int64)
+    counters[_FIRST_BAD] = -1
+    arrivals = np.zeros(n_i, dtype=np.int64)
+    departures = np.zeros(n_i, dtype=np.int64)
+    x0 = np.bincount(edges[:, 0], weights=z, minlength=n_i).astype(np.int64) + q
+    rng = rng_for(seed, SIMULATE_KEY, *keys)
+    start = time.perf_counter()
+    _kernel(
+        rng,
+        np.ascontiguousarray(r * system.arrival_rates, dtype=float),
+        n_servers,
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        mu,
+        class_ptr,
+        class_edges,
+        pool_ptr,
+        pool_edges,
+        z,
+        q,
+        target,
+        1.0 / np.sqrt(r),
+        float(t_max),
+        float(record_every),
+        float(burn_in),
+        bool(check),
+        out_dev,
+        acc_mean,
+        acc_outer,
+        acc_norm,
+        counters,
+        arrivals,
+        departures,
+    )
+    wall = time.perf_counter() - start
+    span = float(t_max) - float(burn_in)
+    mean = acc_mean / span
+    second = acc_outer / span
+    busy = np.zeros((n_i, n_j), dtype=np.int64)
+    busy[edges[:, 0], edges[:, 1]] = z
+    x_end = busy.sum(axis=1) + q
+    if not np.array_equal(x_end, x0 + arrivals - departures):
+        raise RuntimeError(
+            f"conservation broken: X(t_max) = {x_end} but X(0) + arrivals - departures = "
+            f"{x0 + arrivals - departures}"
+        )
+    return SimulationRun(
+        r=r,
+        t_max=float(t_max),
+        burn_in=float(burn_in),
+        seed=int(seed),
+        keys=tuple(keys),
+        times=np.arange(n_rec) * float(record_every),
+        deviation=out_dev,
+        norm=np.linalg.norm(out_dev, axis=1),
+        events=int(counters[_EVENTS]),
+        wall_seconds=wall,
+        mean=mean,
+        second_moment=second,
+        covariance=second - np.outer(mean, mean),
+        mean_norm=float(acc_norm[0] / span),
+        rms_norm=float(np.sqrt(acc_norm[1] / span)),
+        arrivals=arrivals,
+        departures=departures,
+        busy=busy,
+        queues=q,
+        initial_totals=x0,
+        n_servers=n_servers,
+        checked=bool(check),
+        violations=int(counters[_VIOLATIONS]),
+        first_violation=int(counters[_FIRST_BAD]),
+        ties=int(counters[_TIES]),
+        queued=int(counters[_QUEUED]),
+        solution=solution,
+    )

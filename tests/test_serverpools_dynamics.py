@@ -1,0 +1,373 @@
+"""Part C dynamics: the LQFS-LB fluid model, the stochastic simulator and the diffusion limit.
+
+Instances (hand-made, so that the assertions do not depend on a random generator):
+
+* ``path_system(rho)``: the path P1 - C1 - P2 - C2 - P3 - C3 (3 classes, 3 pools) with
+  rates of order 1; its A_u has eigenvalues -1, -1.10, -1.67 (stable) at rho = 0.7, and its
+  A_c is stable too at rho = 1.
+* ``unstable_system()``: a 3-class, 4-pool path found by a seeded random search over trees
+  (as in :mod:`queue_routing.serverpools.search`, then rounded); A_u has the complex pair
+  0.236 +- 3.08i. Instability needs widely spread pool sizes and rates (here beta over a
+  factor 60, mu over a factor 300), as the paper says it needs a "not too small" tree.
+"""
+
+import numpy as np
+import pytest
+from scipy.stats import poisson
+
+from queue_routing.seeding import rng_for
+from queue_routing.serverpools import (
+    ServerPoolSystem,
+    a_underloaded,
+    load_balancing_map,
+    random_tree_system,
+    solve_spp,
+)
+from queue_routing.serverpools.diffusion import (
+    UnstableEquilibriumError,
+    lyapunov_residual,
+    stationary_covariance,
+)
+from queue_routing.serverpools.fluid import (
+    fluid_step,
+    fluid_trajectory,
+    fluid_velocity,
+    linearised_deviation,
+)
+from queue_routing.serverpools.simulation import _violations, simulate
+
+SEED = 2022
+
+
+def path_system(rho: float) -> ServerPoolSystem:
+    mu = np.zeros((3, 3))
+    flows = np.zeros((3, 3))
+    for (i, j), m, f in [
+        ((0, 0), 1.0, 0.5),
+        ((0, 1), 2.0, 0.5),
+        ((1, 1), 0.5, 0.3),
+        ((1, 2), 1.5, 0.6),
+        ((2, 2), 1.0, 0.8),
+    ]:
+        mu[i, j], flows[i, j] = m, f
+    psi = np.divide(flows, mu, out=np.zeros_like(flows), where=mu > 0)
+    return ServerPoolSystem(flows.sum(axis=1), psi.sum(axis=0) / rho, mu)
+
+
+def unstable_system() -> ServerPoolSystem:
+    mu = np.zeros((3, 4))
+    psi = np.zeros((3, 4))
+    for (i, j), m, p in [
+        ((0, 0), 6.0, 0.009),
+        ((0, 2), 0.16, 0.027),
+        ((1, 1), 0.27, 0.9),
+        ((1, 2), 7.0, 0.027),
+        ((2, 0), 0.12, 0.009),
+        ((2, 3), 36.0, 0.0144),
+    ]:
+        mu[i, j], psi[i, j] = m, p
+    return ServerPoolSystem((mu * psi).sum(axis=1), psi.sum(axis=0) / 0.9, mu)
+
+
+@pytest.fixture(scope="module")
+def stable():
+    return solve_spp(path_system(0.7))
+
+
+@pytest.fixture(scope="module")
+def unstable():
+    return solve_spp(unstable_system())
+
+
+def direction(solution, key):
+    """A seeded direction on the basic tree, |v_e| <= psi*_e (generically off the manifold)."""
+    edges = solution.basic
+    v = np.zeros_like(solution.occupancy)
+    draw = rng_for(SEED, "serverpools-test", key).normal(size=len(edges))
+    v[edges[:, 0], edges[:, 1]] = draw / np.abs(draw).max()
+    return v * solution.occupancy
+
+
+# -- instances ------------------------------------------------------------------------------
+def test_instances_have_the_intended_spectra(stable, unstable):
+    eig_s = np.linalg.eigvals(a_underloaded(stable))
+    eig_u = np.linalg.eigvals(a_underloaded(unstable))
+    assert stable.underloaded and np.all(eig_s.real < -0.9)
+    assert unstable.underloaded and eig_u.real.max() == pytest.approx(0.2357, abs=1e-3)
+    assert np.abs(eig_u.imag).max() == pytest.approx(3.078, abs=1e-2)
+
+
+# -- fluid model ----------------------------------------------------------------------------
+def test_fluid_matches_linearisation_to_second_order(stable):
+    """Off the manifold the loads equalise in time O(eps), shifting class totals by O(eps^2)."""
+    v = direction(stable, "second-order")
+    errors = {}
+    for eps in (0.04, 0.02, 0.01):
+        traj = fluid_trajectory(stable, eps * v, 6.0, 301)
+        assert np.ptp(traj.loads[0]) > 0.1 * eps  # really starts off the manifold
+        assert np.ptp(traj.loads[-1]) < 1e-12  # ... and ends on it (state space collapse)
+        assert np.all(traj.queues == 0.0)
+        linear = linearised_deviation(stable, traj.deviation[0], traj.times)
+        errors[eps] = np.abs(traj.deviation - linear).max()
+        assert errors[eps] < 0.2 * eps * np.abs(linear).max() / np.abs(linear[0]).max()
+    for big, small in ((0.04, 0.02), (0.02, 0.01)):
+        assert 3.0 < errors[big] / errors[small] < 5.0, errors  # O(eps^2): ratio ~ 4
+
+
+def test_fluid_on_the_manifold_is_the_linear_ode(stable):
+    """Started on psi_E = M psi_I the scheme is Crank-Nicolson for psi' = A_u (psi - psi*)."""
+    edges = stable.basic
+    y = 0.05 * rng_for(SEED, "serverpools-test", "manifold").normal(size=3)
+    pert = np.zeros((3, 3))
+    pert[edges[:, 0], edges[:, 1]] = load_balancing_map(stable) @ y
+    errors = []
+    for h in (0.01, 0.005):
+        traj = fluid_trajectory(stable, pert, 5.0, 101, max_step=h)
+        linear = linearised_deviation(stable, y, traj.times)
+        errors.append(np.abs(traj.deviation - linear).max())
+    assert errors[0] < 1e-5 * np.abs(y).max() * 100
+    assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.05)  # second order in h
+
+
+def test_fluid_velocity_reproduces_a_u(stable):
+    """Finite differences of the full fluid vector field along the manifold give A_u."""
+    a_u = a_underloaded(stable)
+    m = load_balancing_map(stable)
+    edges = stable.basic
+    delta = 1e-4
+    fd = np.zeros((3, 3))
+    for k in range(3):
+        p = np.zeros((3, 3))
+        p[edges[:, 0], edges[:, 1]] = m @ (delta * np.eye(3)[k])
+        up, _ = fluid_velocity(stable, stable.occupancy + p)
+        down, _ = fluid_velocity(stable, stable.occupancy - p)
+        fd[:, k] = (up.sum(axis=1) - down.sum(axis=1)) / (2 * delta)
+    np.testing.assert_allclose(fd, a_u, atol=1e-4 * np.abs(a_u).max())
+    v0, q0 = fluid_velocity(stable, stable.occupancy)
+    assert np.abs(v0).max() < 1e-6 and np.all(q0 == 0.0)
+
+
+def test_stable_fluid_converges(stable):
+    traj = fluid_trajectory(stable, 0.05 * direction(stable, "stable"), 12.0, 121)
+    assert traj.norm[-1] < 1e-4 * traj.norm[0]
+    assert np.all(traj.psi >= 0.0) and np.all(traj.loads <= 1.0 + 1e-12)
+
+
+def test_unstable_fluid_perturbation_grows(unstable):
+    eps = 1e-5
+    traj = fluid_trajectory(unstable, eps * direction(unstable, "unstable"), 15.0, 301)
+    linear = linearised_deviation(unstable, traj.deviation[0], traj.times)
+    # Still in the linear regime: the fluid follows exp(A_u t) and grows like e^{0.236 t}.
+    assert np.abs(traj.deviation - linear).max() < 0.02 * np.abs(linear).max()
+    assert traj.norm[-20:].max() > 10 * traj.norm[0]
+    # Nonlinear regime: a persistent oscillation of bounded amplitude, never back to psi*.
+    long = fluid_trajectory(unstable, 1e-3 * direction(unstable, "unstable"), 200.0, 2001)
+    tail = long.norm[long.times >= 150.0]
+    assert tail.max() > 10 * long.norm[0]
+    assert tail.min() < 0.5 * tail.max()
+    assert tail.max() < 0.1 and np.all(long.queues == 0.0)
+
+
+def test_critical_fluid_equalises_queues():
+    """rho = 1 with queues: pools stay full and the longest queues are served until equal."""
+    solution = solve_spp(path_system(1.0))
+    assert solution.critical
+    traj = fluid_trajectory(solution, np.zeros((3, 3)), 20.0, 201, queues=[0.3, 0.1, 0.2])
+    np.testing.assert_allclose(traj.loads, 1.0, atol=1e-12)
+    spread = np.ptp(traj.queues, axis=1)
+    assert spread[0] == pytest.approx(0.2) and spread[-1] < 1e-9
+    assert np.all(np.diff(spread) <= 1e-12)  # the gap between queues never widens
+    q_end = traj.queues[-1, 0]
+    np.testing.assert_allclose(traj.deviation[-1], q_end, atol=1e-6)  # x* + q 1: equilibrium
+
+
+@pytest.mark.parametrize("size", [(4, 3), (5, 5)])
+def test_fluid_step_obeys_lqfs_lb(size):
+    """One large step from random states (queues, full pools, unequal loads): the end state
+    satisfies the LQFS-LB rules the admission problem encodes (module docstring of fluid)."""
+    n_i, n_j = size
+    rng = rng_for(SEED, "serverpools-test", "kkt", n_i, n_j)
+    system = random_tree_system(n_i, n_j, rng, rho=0.95)
+    solution = solve_spp(system)
+    edges = solution.basic
+    ii, jj = edges[:, 0], edges[:, 1]
+    mu = system.rates[ii, jj]
+    beta, lam = system.pool_sizes, system.arrival_rates
+    h, tol = 0.05, 1e-9
+    for _ in range(20):
+        share = rng.dirichlet(np.ones(len(edges)))  # random split of each pool's content
+        load = np.where(rng.random(n_j) < 0.4, 1.0, rng.uniform(0.5, 1.0, n_j))
+        weight = share / np.bincount(jj, weights=share, minlength=n_j)[jj]
+        psi = np.zeros((n_i, n_j))
+        psi[ii, jj] = weight * (load * beta)[jj]
+        q = np.where(rng.random(n_i) < 0.5, 0.0, rng.uniform(0.0, 0.1, n_i))
+        new_psi, new_q = fluid_step(solution, psi, q, h, correctors=30)
+        c = (1 - h * mu / 2) / (1 + h * mu / 2)
+        b = new_psi[ii, jj] - c * psi[ii, jj]  # admitted fluid, as it stands at the end
+        new_load = new_psi.sum(axis=0) / beta
+        assert np.all(b >= -tol) and np.all(new_q >= 0) and np.all(new_load <= 1 + 1e-12)
+        # mass: admitted (trapezoidal) + queue = old queue + arrivals
+        used = np.bincount(ii, weights=b * (1 + h * mu / 2), minlength=n_i)
+        np.testing.assert_allclose(used + new_q, q + lam * h, atol=1e-9)
+        full = new_load >= 1 - tol
+        for e, (i, j) in enumerate(edges):
+            pools_i = jj[ii == i]
+            if new_q[i] > tol:  # queueing only when every pool of S(i) is full
+                assert np.all(full[pools_i])
+            if b[e] <= tol:
+                continue
+            if not full[j]:  # routed into a least-loaded pool of S(i), at the common level
+                assert new_q[i] <= tol
+                assert new_load[j] <= new_load[pools_i].min() + tol
+            else:  # a full pool serves only the longest queues of C(j)
+                assert np.all(new_q[ii[jj == j]] <= new_q[i] + tol)
+
+
+def test_fluid_rejects_infeasible_starts(stable):
+    with pytest.raises(ValueError, match="infeasible"):
+        fluid_trajectory(stable, -2.0 * stable.occupancy, 1.0, 11)
+    with pytest.raises(ValueError, match="infeasible"):
+        fluid_trajectory(stable, stable.occupancy, 1.0, 11)  # doubles psi*: loads 1.4
+    bad = np.zeros((3, 3))
+    bad[2, 0] = 0.01  # not an activity
+    with pytest.raises(ValueError, match="non-basic"):
+        fluid_trajectory(stable, bad, 1.0, 11)
+
+
+# -- diffusion ------------------------------------------------------------------------------
+def test_one_class_lyapunov_is_the_poisson_variance():
+    """M/M/infinity: Sigma = lambda/mu = psi*, the variance of Poisson(r lambda/mu) over r."""
+    lam, mu, rho = 1.2, 0.8, 0.5
+    solution = solve_spp(ServerPoolSystem([lam], [lam / mu / rho], [[mu]]))
+    sigma = stationary_covariance(solution)
+    assert sigma[0, 0] == pytest.approx(lam / mu, rel=1e-12)
+    assert lyapunov_residual(solution, sigma) < 1e-12
+
+    # The exact stationary law of the simulated M/M/N (N = r beta) is Poisson to within the
+    # (astronomically small) mass above N; its scaled variance is lambda/mu.
+    r = 200.0
+    n_servers = round(r * lam / mu / rho)
+    a = r * lam / mu
+    k = np.arange(4 * n_servers)
+    logp = np.where(
+        k <= n_servers,
+        k * np.log(a) - np.cumsum(np.log(np.maximum(k, 1))),
+        n_servers * np.log(a)
+        - np.cumsum(np.log(np.maximum(k, 1)))[n_servers]
+        + (k - n_servers) * np.log(a / n_servers),
+    )
+    p = np.exp(logp - logp.max())
+    p /= p.sum()
+    var_exact = (p * k**2).sum() - (p * k).sum() ** 2
+    assert var_exact / r == pytest.approx(lam / mu, rel=1e-9)
+
+    # Simulation: replications give standard errors for the time-averaged variance and for
+    # the fraction of grid samples at or below the mean, compared with Poisson's CDF.
+    variances, below = [], []
+    for rep in range(6):
+        run = simulate(solution, r, 600.0, 0.5, SEED, ("mm-inf", rep), burn_in=10.0)
+        variances.append(run.second_moment[0, 0])
+        below.append(np.mean(run.deviation[run.times >= 10.0, 0] <= 0.0))
+    variances, below = np.array(variances), np.array(below)
+    se_var = variances.std(ddof=1) / np.sqrt(len(variances))
+    se_below = below.std(ddof=1) / np.sqrt(len(below))
+    assert abs(variances.mean() - lam / mu) < 4 * se_var + 0.01 * lam / mu
+    assert abs(below.mean() - poisson.cdf(a, a)) < 4 * se_below + 0.01
+
+
+def test_lyapunov_refuses_unstable_equilibria(unstable):
+    with pytest.raises(UnstableEquilibriumError):
+        stationary_covariance(unstable)
+
+
+def test_simulated_covariance_matches_lyapunov(stable):
+    """r = 500: 12 independent replications; per entry |mean - Sigma| <= 4 SE + bias allowance.
+
+    4 SE: the replication means are ~ Student t with 11 d.o.f., P(|t| > 4) = 0.002 per entry.
+    The allowance 0.03 sqrt(Sigma_ii Sigma_kk) covers the finite-r bias of the diffusion
+    approximation (integer load balancing, finite pools): with 16 replications it measured
+    up to 3.4% of that scale at r = 200 (z = 4.3 on Sigma_11), 2.6% at r = 500 (Sigma_13)
+    and was within noise (|z| < 2) at r = 2000 and 20000 on this instance.
+    """
+    sigma = stationary_covariance(stable)
+    assert lyapunov_residual(stable, sigma) < 1e-12
+    covs = np.array(
+        [
+            simulate(stable, 500.0, 1000.0, 1.0, SEED, ("lyapunov", rep), burn_in=20.0).covariance
+            for rep in range(12)
+        ]
+    )
+    mean = covs.mean(axis=0)
+    se = covs.std(axis=0, ddof=1) / np.sqrt(len(covs))
+    scale = np.sqrt(np.outer(np.diag(sigma), np.diag(sigma)))
+    assert np.all(np.abs(mean - sigma) <= 4 * se + 0.03 * scale), (mean, sigma, se)
+
+
+# -- simulator ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("rho", "r"), [(1.0, 20.0), (0.95, 60.0)])
+def test_simulator_invariants_on_random_instance(rho, r):
+    system = random_tree_system(4, 3, rng_for(SEED, "serverpools-test", "invariants"), rho=rho)
+    solution = solve_spp(system)
+    run = simulate(solution, r, 2000.0, 1.0, SEED, ("invariants", f"{rho:g}"), check=True)
+    assert run.checked and run.violations == 0 and run.first_violation == -1
+    assert run.queued > 0 and run.ties > 0  # queueing and random tie-breaks were exercised
+    np.testing.assert_array_equal(run.totals, run.initial_totals + run.arrivals - run.departures)
+    edges = solution.basic
+    off = np.ones_like(run.busy, dtype=bool)
+    off[edges[:, 0], edges[:, 1]] = False
+    assert np.all(run.busy[off] == 0) and np.all(run.busy >= 0) and np.all(run.queues >= 0)
+    assert np.all(run.busy.sum(axis=0) <= run.n_servers)
+    assert run.events == run.arrivals.sum() + run.departures.sum()
+
+
+def test_invariant_checker_flags_broken_states():
+    ei = np.array([0, 1, 1], dtype=np.int64)  # edges (0,0), (1,0), (1,1)
+    pool_ptr = np.array([0, 2, 3], dtype=np.int64)
+    pool_edges = np.array([0, 1, 2], dtype=np.int64)
+    n_servers = np.array([3, 2], dtype=np.int64)
+    good = dict(z=np.array([1, 2, 2]), q=np.array([0, 4]), busy=np.array([3, 2]))
+    assert (
+        _violations(**good, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges)
+        == 0
+    )
+    idle_while_waiting = dict(z=np.array([1, 1, 2]), q=np.array([0, 4]), busy=np.array([2, 2]))
+    assert (
+        _violations(
+            **idle_while_waiting,
+            n_servers=n_servers,
+            ei=ei,
+            pool_ptr=pool_ptr,
+            pool_edges=pool_edges,
+        )
+        == 1
+    )
+    over = dict(z=np.array([1, 2, 3]), q=np.array([0, 0]), busy=np.array([3, 3]))
+    assert (
+        _violations(**over, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges)
+        == 1
+    )
+
+
+def test_simulation_is_deterministic_in_its_seed(stable):
+    a = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 1))
+    b = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 1))
+    c = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 2))
+    d = simulate(stable, 300.0, 20.0, 0.5, SEED + 1, ("det", 1))
+    np.testing.assert_array_equal(a.deviation, b.deviation)
+    assert a.events == b.events and np.array_equal(a.busy, b.busy)
+    assert not np.array_equal(a.deviation, c.deviation)
+    assert not np.array_equal(a.deviation, d.deviation)
+
+
+def test_stochastic_deviation_tight_vs_escaping(stable, unstable):
+    """Time-averaged |deviation|: flat in r when stable, growing in r when unstable."""
+    stable_norms = [
+        simulate(stable, r, 150.0, 1.0, SEED, ("tight", int(r)), burn_in=20.0).mean_norm
+        for r in (1e2, 1e4)
+    ]
+    unstable_norms = [
+        simulate(unstable, r, 150.0, 1.0, SEED, ("escape", int(r)), burn_in=50.0).mean_norm
+        for r in (1e2, 1e4)
+    ]
+    assert stable_norms[1] / stable_norms[0] == pytest.approx(1.0, abs=0.25)
+    assert unstable_norms[1] / unstable_norms[0] > 1.5
