@@ -93,6 +93,7 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
         horizon=args.horizon,
         replications=args.replications,
         seed=args.seed,
+        start=args.start,
     )
     return res.to_dict()
 
@@ -155,6 +156,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="independent replications for the 95%% confidence interval",
     )
     sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument(
+        "--start",
+        choices=["bernoulli", "empty"],
+        default="bernoulli",
+        help="initial state: stationary law of optimal Bernoulli routing, or empty",
+    )
     sim.set_defaults(func=_multiskill_simulate)
     sp = parts.add_parser("serverpools", help="large flexible server pools under LQFS-LB")
     sp_cmd = sp.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -365,7 +365,9 @@ def policy_simulation_rows(
     The baseline is the exact optimal Bernoulli cost sum_j c_j rho_j/(1 - rho_j) (no noise);
     ``relative = cost / bernoulli_exact`` and ``relative_ci95`` its 95% half-width. The
     simulated ``bernoulli`` row checks the simulator against that formula. Each (instance,
-    policy) pair simulates from the streams keyed by ``(root_seed, tag, C, index, policy)``.
+    policy) pair simulates from the streams keyed by ``(root_seed, tag, C, index, policy)``;
+    every replication starts from the stationary law of optimal Bernoulli routing (see
+    :func:`~queue_routing.multiskill.simulation.simulate`, ``start="bernoulli"``).
     """
     from .simulation import simulate
 
@@ -382,6 +384,7 @@ def policy_simulation_rows(
                 replications=replications,
                 seed=root_seed,
                 keys=(tag, inst.n_classes, index),
+                start="bernoulli",
             )
             rows.append(
                 {

@@ -119,7 +119,7 @@ class Instance:
         margin = float(stability_margin(mu, eta))
         if not margin > 0:
             over = tuple(int(i) + 1 for i in np.flatnonzero(eta > mu[1:]))
-            raise UnstableInstanceError(over, -margin)
+            raise UnstableInstanceError(over, max(-margin, 0.0))
 
     # -- derived quantities -------------------------------------------------------------
     @property

@@ -1,0 +1,447 @@
+"""Index-policy simulations on the multi-skilled instances (ours, beyond the paper).
+
+Spec: ``shared/spec/multiskill.md``, last section ("Index-policy simulations on the
+multi-skilled instances"); the model is that of Miguelez, Doncel and Prabhu (2022), Sec. 2.
+
+Class ``i = 1..C`` jobs arrive as a Poisson process of rate ``eta_i`` (jobs per unit time)
+with unit-mean exponential sizes (work), so ``eta_i`` is also the class's intensity; server
+``j`` works at rate ``mu_j`` (work per unit time) under processor sharing. With exponential
+sizes the number-in-system process under PS equals that under FCFS, so the state is the count
+vector ``x = (x_0, ..., x_C)`` and the system is a continuous-time Markov chain (CTMC). Each
+arriving class-``i`` job is routed to its dedicated server ``i`` or to server 0:
+
+``bernoulli``  to server ``i`` with probability ``p_i``, the exact solver's optimum
+               (:func:`~queue_routing.multiskill.exact.solve_exact`), else to server 0;
+``jsq``        join the shorter of the two queues;
+``led``        least expected delay, index ``(x_j + 1)/mu_j``;
+``io``         the job's own holding cost, index ``c_j (x_j + 1)/mu_j``;
+``pi``         one policy-improvement step from optimal Bernoulli routing, index
+               ``c_j (x_j + 1)/(mu_j - lambda_j*)``, ``lambda_j*`` the arrival rate at server
+               ``j`` under optimal Bernoulli routing.
+
+Every index policy sends the job to ``argmin_{j in {i, 0}} w_j (x_j + 1)`` with a per-server
+weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding cost rate is
+``sum_j c_j x_j`` (cost per unit time).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+from scipy import stats
+
+from ..seeding import seed_sequence
+from .exact import solve_exact
+from .model import Instance
+
+__all__ = [
+    "POLICIES",
+    "SimulationResult",
+    "alias_table",
+    "arrival_rates",
+    "bernoulli_probabilities",
+    "event_rates",
+    "policy_weights",
+    "simulate",
+]
+
+#: The routing policies, in the order the spec lists them.
+POLICIES = ("bernoulli", "jsq", "led", "io", "pi")
+
+_MAX_STEPS = 2**62
+
+
+# -- policy parameters ---------------------------------------------------------------------
+def _check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    return policy
+
+
+def bernoulli_probabilities(instance: Instance) -> np.ndarray:
+    """``p_i`` (shape ``(C,)``): fraction of class ``i`` routed to server ``i`` at the optimum.
+
+    The optimal static routing of LOAD-OPT (exact solver, ``Solution.probabilities``).
+    """
+    return np.asarray(solve_exact(instance).probabilities, dtype=float)
+
+
+def arrival_rates(instance: Instance, probabilities: np.ndarray | None = None) -> np.ndarray:
+    """Arrival rates ``lambda_j`` (jobs per unit time, shape ``(C + 1,)``) under Bernoulli routing.
+
+    ``lambda_i = eta_i p_i`` for ``i >= 1`` and ``lambda_0 = sum_i eta_i (1 - p_i)``; with
+    ``probabilities=None`` the optimal ``p`` (:func:`bernoulli_probabilities`), i.e. the
+    ``lambda*`` of the PI index.
+    """
+    p = bernoulli_probabilities(instance) if probabilities is None else np.asarray(probabilities)
+    lam = np.empty(instance.n_classes + 1)
+    lam[1:] = instance.eta * p
+    lam[0] = float(np.sum(instance.eta * (1.0 - p)))
+    return lam
+
+
+def policy_weights(instance: Instance, policy: str) -> np.ndarray:
+    """Per-server index weights ``w_j`` (shape ``(C + 1,)``) of an index policy.
+
+    An arriving class-``i`` job goes to server ``i`` iff ``w_i (x_i + 1) <= w_0 (x_0 + 1)``
+    (ties to the dedicated server), else to server 0. ``w_j (x_j + 1)`` is
+
+    * ``jsq``: ``x_j + 1`` (``w = 1``, jobs);
+    * ``led``: ``(x_j + 1)/mu_j``, the expected time the job would spend at server ``j``
+      under FCFS (``w = 1/mu``, time per job);
+    * ``io``: ``c_j (x_j + 1)/mu_j``, the job's own expected holding cost (``w = c/mu``);
+    * ``pi``: ``c_j (x_j + 1)/(mu_j - lambda_j*)`` (``w = c/(mu - lambda*)``): the increment
+      ``h_j(x_j + 1) - h_j(x_j)`` of the relative value ``h_j(x) = c_j x (x + 1) /
+      (2 (mu_j - lambda_j*))`` of server ``j`` as an M/M/1 queue under optimal Bernoulli
+      routing, so routing by it is one policy-improvement step from that routing and its
+      cost is never higher.
+
+    ``bernoulli`` is not an index policy: use :func:`bernoulli_probabilities`.
+    """
+    _check_policy(policy)
+    mu, cost = instance.mu, instance.cost
+    if policy == "jsq":
+        w = np.ones_like(mu)
+    elif policy == "led":
+        w = 1.0 / mu
+    elif policy == "io":
+        w = cost / mu
+    elif policy == "pi":
+        w = cost / (mu - arrival_rates(instance))
+        if not np.all(np.isfinite(w) & (w > 0)):  # pragma: no cover - optimum is stable
+            raise ValueError("pi: optimal Bernoulli routing leaves a server with load >= 1")
+    else:
+        raise ValueError("bernoulli is not an index policy; use bernoulli_probabilities()")
+    return np.ascontiguousarray(w, dtype=float)
+
+
+def _policy_arrays(instance: Instance, policy: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(mode, probabilities, weights)`` for the kernel: mode 0 = Bernoulli, 1 = index."""
+    _check_policy(policy)
+    if policy == "bernoulli":
+        return 0, np.ascontiguousarray(bernoulli_probabilities(instance)), np.ones_like(instance.mu)
+    return 1, np.zeros(instance.n_classes), policy_weights(instance, policy)
+
+
+# -- compiled kernel -----------------------------------------------------------------------
+def alias_table(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias table (Vose's construction) for drawing ``k`` w.p. ``rates_k / sum(rates)``.
+
+    Returns ``(threshold, alias)``, both of shape ``(m,)``: draw ``u ~ U(0, m)``, ``k =
+    floor(u)``; the answer is ``k`` if ``u - k < threshold[k]`` else ``alias[k]``. O(1) per
+    draw after an O(m) construction. Deterministic (no randomness), exact up to rounding.
+    """
+    rates = np.asarray(rates, dtype=float)
+    m = rates.size
+    scaled = rates * (m / rates.sum())
+    threshold = np.ones(m)
+    alias = np.arange(m, dtype=np.int64)
+    small = [k for k in range(m) if scaled[k] < 1.0]
+    large = [k for k in range(m) if scaled[k] >= 1.0]
+    while small and large:
+        s, big = small.pop(), large.pop()
+        threshold[s] = scaled[s]
+        alias[s] = big
+        scaled[big] -= 1.0 - scaled[s]
+        (small if scaled[big] < 1.0 else large).append(big)
+    # Leftovers (rounding) keep threshold 1: they are drawn with their own index.
+    return threshold, alias
+
+
+@njit(cache=True)
+def _simulate_kernel(
+    n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps, seed, start_loads
+):  # pragma: no cover - compiled
+    """One replication of the uniformised chain; returns ``(mean jobs (C + 1,), events)``.
+
+    The ``2C + 1`` potential events are ``k < C``: an arrival of class ``k + 1``, and
+    ``k = C + j``: a departure from server ``j`` (a self-loop when server ``j`` is idle); event
+    ``k`` is drawn with probability ``rate_k / Lambda`` from the alias table
+    (``threshold``, ``alias``) in O(1). Step ``s`` visits the state ``x_s``; the mean of ``x_s``
+    over steps ``n_warm .. n_warm + n_steps - 1`` is accumulated lazily (the area of a server
+    is updated only when its count changes), so a step costs O(1) whatever C. ``events``
+    counts real transitions (arrivals and departures, warm-up included), not self-loops.
+    ``mode`` 0 routes class ``i`` to server ``i`` w.p. ``prob[i - 1]``; mode 1 routes it to
+    server ``i`` iff ``weight[i] (x_i + 1) <= weight[0] (x_0 + 1)``. The initial counts are
+    independent geometric with parameters ``start_loads`` (all zero: start empty).
+    """
+    # numba's own generator (per thread), seeded here from a seed_sequence-derived integer.
+    np.random.seed(seed)  # noqa: NPY002
+    n = n_classes
+    m = threshold.size
+    x = np.zeros(n + 1, dtype=np.int64)
+    for j in range(n + 1):  # x_j ~ Geometric: P(x_j = k) = (1 - rho_j) rho_j^k (0: empty)
+        if start_loads[j] > 0.0:
+            x[j] = int(np.floor(np.log(1.0 - np.random.random()) / np.log(start_loads[j])))  # noqa: NPY002
+    area = np.zeros(n + 1)
+    last = np.zeros(n + 1, dtype=np.int64)  # first step since which x[j] is unchanged
+    events = 0
+    total = n_warm + n_steps
+    for step in range(total):
+        if step == n_warm:
+            for j in range(n + 1):
+                area[j] = 0.0
+                last[j] = step
+        u = np.random.random() * m  # noqa: NPY002
+        k = min(int(u), m - 1)
+        if u - k >= threshold[k]:
+            k = alias[k]
+        if k < n:  # arrival of class i = k + 1
+            i = k + 1
+            if mode == 0:
+                j = i if np.random.random() < prob[k] else 0  # noqa: NPY002
+            else:
+                j = i if weight[i] * (x[i] + 1) <= weight[0] * (x[0] + 1) else 0
+            d = 1
+        else:  # potential departure from server j; a self-loop when it is idle
+            j = k - n
+            d = -1 if x[j] > 0 else 0
+        # Close the constant stretch of x[j] (harmless on a self-loop: x[j] = 0).
+        xj = x[j]
+        area[j] += xj * (step + 1 - last[j])
+        last[j] = step + 1
+        x[j] = xj + d
+        events += d != 0
+    means = np.empty(n + 1)
+    for j in range(n + 1):
+        area[j] += x[j] * (total - last[j])
+        means[j] = area[j] / n_steps
+    return means, events
+
+
+def _kernel_seed(seed: int, keys: tuple, policy: str, replication: int) -> int:
+    """The 32-bit seed of numba's generator for one replication (from :func:`seed_sequence`)."""
+    state = seed_sequence(seed, "multiskill-sim", *keys, policy, replication).generate_state(1)
+    return int(state[0])
+
+
+def event_rates(instance: Instance) -> np.ndarray:
+    """Rates (per unit time) of the ``2C + 1`` potential events: ``eta_1..eta_C, mu_0..mu_C``.
+
+    Their sum is the uniformisation rate ``Lambda`` (steps per unit time).
+    """
+    return np.concatenate([instance.eta, instance.mu])
+
+
+def _step_counts(lam: float, horizon: float, warmup: float) -> tuple[int, int]:
+    n_steps = max(1, round(lam * horizon))
+    n_warm = round(lam * warmup)
+    if n_steps + n_warm > _MAX_STEPS:
+        raise ValueError(
+            f"horizon: {horizon:g} + warmup {warmup:g} time units at {lam:g} steps per unit "
+            "time is too many uniformised steps"
+        )
+    return n_steps, n_warm
+
+
+# -- results ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SimulationResult:
+    """Simulated mean holding cost of one policy on one instance.
+
+    Attributes
+    ----------
+    policy:
+        One of :data:`POLICIES`.
+    cost:
+        Mean holding cost rate ``sum_j c_j E[x_j]`` (cost per unit time), the mean of
+        :attr:`replication_costs`.
+    ci95:
+        Half-width of the 95% confidence interval of :attr:`cost` from the t distribution
+        over the independent replications (``t_{0.975, R-1} s / sqrt(R)``).
+    per_server_mean_jobs:
+        Time-average number of jobs at each server (jobs), mean over replications,
+        shape ``(C + 1,)``.
+    per_server_ci95:
+        95% half-widths of :attr:`per_server_mean_jobs`, shape ``(C + 1,)``.
+    replication_costs:
+        Cost of each replication, shape ``(R,)``.
+    replication_means:
+        Mean jobs per server of each replication, shape ``(R, C + 1)``.
+    events:
+        Real transitions simulated (arrivals and departures, warm-up included), all
+        replications.
+    steps:
+        Uniformised steps simulated (events plus self-loops of idle servers).
+    wall_seconds:
+        Wall time of the simulation (s), compilation included on a first call.
+    horizon, warmup:
+        Measured time per replication and discarded warm-up before it (time units).
+    seed, keys:
+        The stream identity: replication ``r`` uses
+        ``seed_sequence(seed, "multiskill-sim", *keys, policy, r)``.
+    """
+
+    policy: str
+    cost: float
+    ci95: float
+    per_server_mean_jobs: np.ndarray
+    per_server_ci95: np.ndarray
+    replication_costs: np.ndarray
+    replication_means: np.ndarray = field(repr=False)
+    events: int
+    steps: int
+    wall_seconds: float = field(compare=False)
+    horizon: float
+    warmup: float
+    seed: int
+    keys: tuple = ()
+
+    @property
+    def replications(self) -> int:
+        return int(self.replication_costs.size)
+
+    @property
+    def standard_error(self) -> float:
+        """Standard error of :attr:`cost`: sample sd of the replications over sqrt(R)."""
+        r = self.replication_costs
+        return float(np.std(r, ddof=1) / math.sqrt(r.size))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the CLI contract: ``cost``, ``ci95``, ``per_server_mean_jobs``."""
+        return {
+            "cost": float(self.cost),
+            "ci95": float(self.ci95),
+            "per_server_mean_jobs": [float(v) for v in self.per_server_mean_jobs],
+        }
+
+
+def _half_width(samples: np.ndarray) -> np.ndarray:
+    """95% t half-width of the mean of ``samples`` along axis 0."""
+    r = samples.shape[0]
+    return stats.t.ppf(0.975, r - 1) * np.std(samples, axis=0, ddof=1) / math.sqrt(r)
+
+
+def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
+    if not isinstance(instance, Instance):
+        raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
+    _check_policy(policy)
+    if isinstance(horizon, bool) or not isinstance(horizon, int | float | np.number):
+        raise TypeError(f"horizon must be a number, got {type(horizon).__name__}")
+    if not (math.isfinite(horizon) and horizon > 0):
+        raise ValueError(f"horizon must be finite and > 0, got {horizon}")
+    if warmup is None:
+        warmup = 0.1 * horizon
+    if isinstance(warmup, bool) or not isinstance(warmup, int | float | np.number):
+        raise TypeError(f"warmup must be a number or None, got {type(warmup).__name__}")
+    if not (math.isfinite(warmup) and warmup >= 0):
+        raise ValueError(f"warmup must be finite and >= 0, got {warmup}")
+    if isinstance(replications, bool) or not isinstance(replications, int | np.integer):
+        raise TypeError(f"replications must be an int, got {type(replications).__name__}")
+    if replications < 2:
+        raise ValueError(
+            f"replications must be >= 2 (for a confidence interval), got {replications}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return float(warmup)
+
+
+def simulate(
+    instance: Instance,
+    policy: str,
+    *,
+    horizon: float,
+    warmup: float | None = None,
+    replications: int = 10,
+    seed: int = 0,
+    keys: tuple = (),
+    start: str = "empty",
+) -> SimulationResult:
+    """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
+
+    The CTMC of the counts is simulated exactly by uniformisation at the constant rate
+    ``Lambda = sum_i eta_i + sum_j mu_j`` (steps per unit time): every step draws one of the
+    ``2C + 1`` potential events with probability ``rate / Lambda`` by Walker's alias method
+    (:func:`alias_table`, O(1); a binary search on the cumulative rates, O(log C), measured
+    30-50 ns per draw against 17-19 ns for the alias draw at C = 5..50 on the development
+    machine), and a departure from an idle server is a self-loop. The uniformised jump chain
+    has the CTMC's stationary distribution, so the time average is estimated by the average
+    of the state over the steps, i.e. each step is charged its expected sojourn ``1/Lambda``
+    rather than a sampled exponential one. Compared with an event-driven simulation with
+    exponential holding times this (a) removes the variance of the sojourn times (a
+    conditional-expectation estimator), (b) needs one uniform per step (two for a Bernoulli
+    arrival) and no update of a total rate that changes with the set of busy servers, at the
+    price of the self-loops (a fraction ``sum_j mu_j (1 - rho_j)/Lambda`` of the steps: 20%
+    on Table 1, 40% on a C = 50 random instance under JSQ).
+
+    Time semantics: each replication starts in the state given by ``start``, runs
+    ``round(Lambda * warmup)`` discarded steps (the first ``warmup`` time units, in
+    expectation) and then ``round(Lambda * horizon)`` measured steps (``horizon`` time
+    units, in expectation); ``horizon`` is the measured length, not including the warm-up.
+
+    Parameters
+    ----------
+    instance:
+        The multi-skilled system.
+    policy:
+        One of :data:`POLICIES`.
+    horizon:
+        Measured time per replication (time units, > 0).
+    warmup:
+        Discarded time before the measurement (time units, >= 0); default ``0.1 * horizon``.
+    replications:
+        Independent replications (>= 2), for the t confidence interval.
+    seed, keys:
+        Replication ``r`` draws from ``seed_sequence(seed, "multiskill-sim", *keys, policy,
+        r)``, which seeds numba's generator inside the kernel; the same arguments reproduce the
+        result bit for bit.
+    start:
+        ``"empty"``, or ``"bernoulli"``: independent geometric counts with the optimal
+        Bernoulli loads, i.e. the exact stationary law under optimal Bernoulli routing (no
+        initialisation bias for that policy; a congested start for the dynamic policies, whose
+        cost it can only bias upwards, i.e. against them, when the warm-up is short).
+
+    Raises
+    ------
+    ValueError
+        For an unknown policy, a non-positive or non-finite horizon, a negative warm-up,
+        fewer than two replications or a negative seed (the message names the argument).
+    """
+    warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
+    if start == "empty":
+        start_loads = np.zeros(instance.n_classes + 1)
+    elif start == "bernoulli":
+        from .exact import solve_exact
+
+        start_loads = np.ascontiguousarray(solve_exact(instance).loads, dtype=float)
+    else:
+        raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
+    keys = tuple(keys)
+    t0 = time.perf_counter()
+    mode, prob, weight = _policy_arrays(instance, policy)
+    lam = float(instance.eta.sum() + instance.mu.sum())
+    n_steps, n_warm = _step_counts(lam, float(horizon), warmup)
+    threshold, alias = alias_table(event_rates(instance))
+    means = np.empty((replications, instance.n_classes + 1))
+    events = 0
+    for r in range(replications):
+        means[r], ev = _simulate_kernel(
+            instance.n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps,
+            _kernel_seed(seed, keys, policy, r), start_loads,
+        )  # fmt: skip
+        events += int(ev)
+    costs = means @ instance.cost
+    wall = time.perf_counter() - t0
+    per_server = means.mean(axis=0)
+    return SimulationResult(
+        policy=policy,
+        cost=float(costs.mean()),
+        ci95=float(_half_width(costs)),
+        per_server_mean_jobs=per_server,
+        per_server_ci95=_half_width(means),
+        replication_costs=costs,
+        replication_means=means,
+        events=events,
+        steps=replications * (n_warm + n_steps),
+        wall_seconds=wall,
+        horizon=float(horizon),
+        warmup=warmup,
+        seed=int(seed),
+        keys=keys,
+    )
