@@ -14,9 +14,11 @@ validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/multiskill.smk"
+include: "workflow/rules/serverpools.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.multiskill_all.input,
+        rules.serverpools_all.input,

@@ -31,6 +31,34 @@ MULTISKILL_TABLES = [
     "results/multiskill/multiskill_simulation_table/summary.md",
     "results/multiskill/multiskill_simulation_table/table1.md",
 ]
+SERVERPOOLS_TABLES = [
+    "results/serverpools/serverpools_search/summary.csv",
+    "results/serverpools/serverpools_search/summary.md",
+    "results/serverpools/serverpools_search/search.json",
+    "results/serverpools/serverpools_examples/examples.csv",
+    "results/serverpools/serverpools_examples/stable.json",
+    "results/serverpools/serverpools_examples/unstable.json",
+    "results/serverpools/serverpools_boundary/scan.csv",
+    "results/serverpools/serverpools_boundary/crossings.csv",
+    "results/serverpools/serverpools_fluid/stable.csv",
+    "results/serverpools/serverpools_fluid/unstable.csv",
+    "results/serverpools/serverpools_stochastic_summary/traces.csv",
+    "results/serverpools/serverpools_stochastic_summary/time_averages.csv",
+    "results/serverpools/serverpools_stochastic_summary/time_averages.md",
+    "results/serverpools/serverpools_stochastic_summary/verdicts.csv",
+    "results/serverpools/serverpools_table/examples.csv",
+    "results/serverpools/serverpools_table/examples.md",
+    "results/serverpools/serverpools_covariance/covariance.csv",
+    "results/serverpools/serverpools_covariance/covariance.md",
+]
+SERVERPOOLS_FIGURES = [
+    "serverpools_tree_stable",
+    "serverpools_tree_unstable",
+    "serverpools_boundary",
+    "serverpools_fluid",
+    "serverpools_deviation",
+    "serverpools_time_average",
+]
 MULTISKILL_FIGURES = [
     "multiskill_fig1_model",
     "multiskill_fig2_case_map",
@@ -80,10 +108,10 @@ def smoke_run(tmp_path_factory):
 
 
 def test_smoke_run_writes_every_table_and_figure(smoke_run):
-    for rel in MULTISKILL_TABLES:
+    for rel in MULTISKILL_TABLES + SERVERPOOLS_TABLES:
         path = smoke_run / rel
         assert path.is_file() and path.stat().st_size > 0, rel
-    for name in MULTISKILL_FIGURES:
+    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES:
         for ext in ("pdf", "png"):
             path = smoke_run / "figures" / f"{name}.{ext}"
             assert path.is_file() and path.stat().st_size > 1000, path
@@ -101,13 +129,17 @@ def test_rerunning_rules_reproduces_tables_exactly(smoke_run):
         "multiskill_table1",
         "multiskill_two_class",
         "multiskill_equal_capacities",
+        "serverpools_search",
+        "serverpools_examples",
+        "serverpools_stochastic",
+        "serverpools_covariance",
     )
     assert digests(smoke_run) == before
 
 
 def test_dry_run_of_default_config_lists_every_figure(tmp_path):
     proc = snakemake(tmp_path, "-n")
-    for name in MULTISKILL_FIGURES:
+    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES:
         for ext in ("pdf", "png"):
             assert f"figures/{name}.{ext}" in proc.stdout, name
 

@@ -1,0 +1,683 @@
+"""Part C's experiments as tidy tables (what the pipeline's rules compute; all ours).
+
+Stolyar & Yudovina (2013) has no numerical examples, tables or figures; these experiments
+illustrate its claims on our instances (:mod:`.instances`):
+
+* :func:`search_tables` -- a seeded search over random activity trees for unstable
+  equilibria (the paper: instability once the tree is "not too small");
+* :func:`example_rows`, :func:`instance_table` -- SPP solution, duals and spectra of the
+  example instances, with the simulation verdict;
+* :func:`boundary_scan`, :func:`boundary_crossings` -- the largest real part of the spectra of
+  A_u and A_c over a one-parameter family, and where it crosses zero (root finding);
+* :func:`fluid_rows` -- the full fluid model from a perturbed equilibrium next to its
+  linearisation (Theorems 3.1-3.2);
+* :func:`stochastic_runs`, :func:`time_average_table`, :func:`scaling_verdicts` -- the
+  diffusion-scaled deviation of the stochastic system and whether its time average stays
+  bounded in r (tight) or grows with r (escaping);
+* :func:`covariance_table` -- the stable instance's simulated stationary covariance against the
+  Lyapunov solution of its diffusion limit.
+
+Units: time in units of 1/mu; rates per unit time; eigenvalues per unit time; fluid states per
+unit r; diffusion-scaled deviations ``(X^r - r x*)/sqrt(r)`` in customers / sqrt(r).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+from ..seeding import rng_for
+from .diffusion import stationary_covariance
+from .fluid import fluid_trajectory, linearised_deviation
+from .instances import heterogeneity_family
+from .linear import stability_verdict
+from .model import ServerPoolSystem, SPPSolution, solve_spp
+from .search import SearchResult, SizeSummary, instability_search
+from .simulation import simulate
+
+__all__ = [
+    "boundary_crossings",
+    "boundary_scan",
+    "covariance_table",
+    "example_rows",
+    "fluid_limit_level",
+    "fluid_rows",
+    "instance_table",
+    "scaling_verdicts",
+    "search_sizes",
+    "search_tables",
+    "stochastic_runs",
+    "summarise_examples",
+    "time_average_table",
+]
+
+log = logging.getLogger(__name__)
+
+FLUID_KEY = "serverpools-fluid"
+STOCHASTIC_KEY = "stochastic"
+COVARIANCE_KEY = "covariance"
+
+
+# -- 1. instability search -------------------------------------------------------------------
+def search_sizes(max_classes: int, max_pools: int) -> list[tuple[int, int]]:
+    """Every size (I, J) with 1 <= I <= max_classes and 1 <= J <= max_pools, by I + J, then I."""
+    if max_classes < 1 or max_pools < 1:
+        raise ValueError(f"need max_classes, max_pools >= 1, got ({max_classes}, {max_pools})")
+    sizes = [(i, j) for i in range(1, max_classes + 1) for j in range(1, max_pools + 1)]
+    return sorted(sizes, key=lambda s: (s[0] + s[1], s[0]))
+
+
+def _search_one(args) -> SizeSummary:
+    root_seed, size, samples, mu_range, flow_range, rho, tol = args
+    result = instability_search(
+        root_seed, [size], samples, mu_range, flow_range=flow_range, rho=rho, tol=tol
+    )
+    return result.sizes[0]
+
+
+def _smallest(summaries: Iterable[SizeSummary], attr: str) -> tuple[int, int] | None:
+    hits = [(s.n_classes, s.n_pools) for s in summaries if getattr(s, attr) > 0]
+    return min(hits, key=lambda s: (s[0] + s[1], s[0])) if hits else None
+
+
+def search_tables(
+    root_seed: int,
+    sizes: Sequence[tuple[int, int]],
+    samples_per_size: int,
+    *,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+    tol: float = 1e-9,
+    workers: int = 1,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The seeded instability search (:func:`.search.instability_search`) over ``sizes``.
+
+    Each size is searched separately (optionally in ``workers`` processes); since sample k of
+    size (I, J) uses its own stream ``(root_seed, "serverpools-search", I, J, k)``, the result
+    does not depend on ``workers``.
+
+    Returns ``(summary, record)``. ``summary`` columns: ``n_classes, n_pools, samples,
+    unstable_underloaded, unstable_critical`` (counts), ``fraction_unstable_underloaded``,
+    ``max_real_underloaded, max_real_critical`` (largest real parts found, per unit time; A_c
+    without its structural zero, NaN when I = 1). ``record`` is the JSON-ready search result
+    (settings, sizes searched with an example system per outcome, the smallest unstable
+    sizes for A_u and A_c, by I + J then I, or None).
+    """
+    sizes = [(int(i), int(j)) for i, j in sizes]
+    if not sizes:
+        raise ValueError("no sizes to search")
+    args = [
+        (int(root_seed), s, int(samples_per_size), tuple(mu_range), tuple(flow_range), rho, tol)
+        for s in sizes
+    ]
+    if workers > 1 and len(sizes) > 1:
+        # Largest trees first: they take longest.
+        order = sorted(range(len(sizes)), key=lambda k: -(sizes[k][0] + sizes[k][1]))
+        with ProcessPoolExecutor(max_workers=int(workers)) as pool:
+            done = dict(zip(order, pool.map(_search_one, [args[k] for k in order]), strict=True))
+        summaries = [done[k] for k in range(len(sizes))]
+    else:
+        summaries = [_search_one(a) for a in args]
+    result = SearchResult(
+        root_seed=int(root_seed),
+        settings={
+            "sizes": [list(s) for s in sizes],
+            "samples_per_size": int(samples_per_size),
+            "mu_range": [float(x) for x in mu_range],
+            "flow_range": [float(x) for x in flow_range],
+            "rho": float(rho),
+            "tol": float(tol),
+        },
+        sizes=tuple(summaries),
+        smallest_unstable_underloaded=_smallest(summaries, "unstable_underloaded"),
+        smallest_unstable_critical=_smallest(summaries, "unstable_critical"),
+    )
+    summary = pd.DataFrame(
+        [
+            {
+                "n_classes": s.n_classes,
+                "n_pools": s.n_pools,
+                "samples": s.samples,
+                "unstable_underloaded": s.unstable_underloaded,
+                "unstable_critical": s.unstable_critical,
+                "fraction_unstable_underloaded": s.unstable_underloaded / s.samples,
+                "max_real_underloaded": s.max_real_underloaded,
+                "max_real_critical": (
+                    s.max_real_critical if np.isfinite(s.max_real_critical) else np.nan
+                ),
+            }
+            for s in summaries
+        ]
+    )
+    record = result.to_dict()
+    record["sizes_searched"] = [list(s) for s in sizes]
+    record["samples_total"] = int(samples_per_size) * len(sizes)
+    return summary, record
+
+
+# -- 2. example instances ----------------------------------------------------------------------
+def _row(example, quantity, value, *, cls=None, pool=None, index=None, imag=np.nan, unit=""):
+    return {
+        "example": example,
+        "quantity": quantity,
+        "class": cls,
+        "pool": pool,
+        "index": index,
+        "value": float(value),
+        "imag": float(imag),
+        "unit": unit,
+    }
+
+
+def example_rows(name: str, system: ServerPoolSystem) -> pd.DataFrame:
+    """SPP solution, duals, spectra and linear verdicts of one example, one value per row.
+
+    Columns: ``example, quantity, class, pool, index`` (classes, pools and eigenvalue indices
+    numbered from 1; empty where not applicable), ``value`` (real part for eigenvalues),
+    ``imag`` (imaginary part of eigenvalues, else NaN), ``unit``. Quantities: ``rho``,
+    ``arrival_rate``, ``pool_size``, ``service_rate`` (every activity), ``flow`` and
+    ``occupancy`` (basic activities), ``class_dual``, ``pool_dual``,
+    ``eigenvalue_underloaded``, ``eigenvalue_critical`` (A_c including its structural zero),
+    ``max_real_underloaded``, ``max_real_critical`` (without the structural zero),
+    ``stable_underloaded``, ``stable_critical`` (1 = stable, 0 = not).
+    """
+    solution = solve_spp(system)
+    verdict = stability_verdict(solution)
+    rows = [_row(name, "rho", solution.rho, unit="busy fraction")]
+    rows += [
+        _row(name, "arrival_rate", v, cls=i + 1, unit="customers per unit time per unit r")
+        for i, v in enumerate(system.arrival_rates)
+    ]
+    rows += [
+        _row(name, "pool_size", v, pool=j + 1, unit="servers per unit r")
+        for j, v in enumerate(system.pool_sizes)
+    ]
+    rows += [
+        _row(name, "service_rate", system.rates[i, j], cls=i + 1, pool=j + 1, unit="per unit time")
+        for i, j in system.activities
+    ]
+    for quantity, values, unit in (
+        ("flow", solution.flows, "customers per unit time per unit r"),
+        ("occupancy", solution.occupancy, "busy servers per unit r"),
+    ):
+        rows += [
+            _row(name, quantity, values[i, j], cls=i + 1, pool=j + 1, unit=unit)
+            for i, j in solution.basic
+        ]
+    rows += [
+        _row(name, "class_dual", v, cls=i + 1, unit="workload per customer")
+        for i, v in enumerate(solution.class_duals)
+    ]
+    rows += [
+        _row(name, "pool_dual", v, pool=j + 1, unit="workload per server per unit time")
+        for j, v in enumerate(solution.pool_duals)
+    ]
+    for quantity, eig in (
+        ("eigenvalue_underloaded", verdict.eigenvalues_underloaded),
+        ("eigenvalue_critical", verdict.eigenvalues_critical),
+    ):
+        rows += [
+            _row(name, quantity, w.real, index=k + 1, imag=w.imag, unit="per unit time")
+            for k, w in enumerate(eig)
+        ]
+    max_c = verdict.max_real_critical if np.isfinite(verdict.max_real_critical) else np.nan
+    rows += [
+        _row(name, "max_real_underloaded", verdict.max_real_underloaded, unit="per unit time"),
+        _row(name, "max_real_critical", max_c, unit="per unit time"),
+        _row(name, "stable_underloaded", float(verdict.stable_underloaded)),
+        _row(name, "stable_critical", float(verdict.stable_critical)),
+    ]
+    df = pd.DataFrame(rows)
+    for col in ("class", "pool", "index"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+def _complex_text(values: pd.DataFrame) -> str:
+    """``0.236 ± 3.08i, -2.33``: eigenvalues (rows with value, imag) with conjugate pairs merged."""
+    out, skip = [], False
+    pairs = list(zip(values["value"], values["imag"], strict=True))
+    for k, (re, im) in enumerate(pairs):
+        if skip:
+            skip = False
+            continue
+        if abs(im) > 1e-12 and k + 1 < len(pairs) and np.isclose(pairs[k + 1][1], -im):
+            out.append(f"{re:.4g} ± {abs(im):.4g}i")
+            skip = True
+        elif abs(im) > 1e-12:
+            out.append(f"{re:.4g} {'+' if im > 0 else '-'} {abs(im):.4g}i")
+        else:
+            out.append(f"{re:.4g}")
+    return ", ".join(out)
+
+
+def instance_table(examples: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per example: SPP solution, rho, duals, spectra and the simulation verdict.
+
+    ``examples``: rows of :func:`example_rows` (one or more examples); ``verdicts``: the
+    table of :func:`scaling_verdicts` (optional). Text columns list values in class / pool /
+    activity order (numbered from 1).
+    """
+    rows = []
+    for name, df in examples.groupby("example", sort=False):
+
+        def part(quantity, df=df):
+            return df[df["quantity"] == quantity]
+
+        def scalar(quantity, df=df):
+            return float(part(quantity)["value"].iloc[0])
+
+        flows = part("flow")
+        row = {
+            "example": name,
+            "classes": int(part("arrival_rate").shape[0]),
+            "pools": int(part("pool_size").shape[0]),
+            "rho": scalar("rho"),
+            "flows lambda_ij": ", ".join(
+                f"({int(c)},{int(p)}): {v:.4g}"
+                for c, p, v in zip(flows["class"], flows["pool"], flows["value"], strict=True)
+            ),
+            "class duals nu_i": ", ".join(f"{v:.4g}" for v in part("class_dual")["value"]),
+            "pool duals alpha_j": ", ".join(f"{v:.4g}" for v in part("pool_dual")["value"]),
+            "eigenvalues A_u": _complex_text(part("eigenvalue_underloaded")),
+            "eigenvalues A_c": _complex_text(part("eigenvalue_critical")),
+            "max Re A_u": scalar("max_real_underloaded"),
+            "max Re A_c": scalar("max_real_critical"),
+            "fluid equilibrium (rho < 1)": (
+                "stable" if scalar("stable_underloaded") else "unstable"
+            ),
+        }
+        if verdicts is not None:
+            v = verdicts[verdicts["example"] == name]
+            if len(v):
+                v = v.iloc[0]
+                row["slope of log time-average vs log r"] = float(v["slope"])
+                row["slope SE"] = float(v["slope_se"])
+                row["simulation verdict"] = str(v["verdict"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# -- 3. stability boundary ----------------------------------------------------------------
+def _family_point(theta: float, base: str) -> dict[str, float]:
+    system = heterogeneity_family(theta, base)
+    solution = solve_spp(system)
+    verdict = stability_verdict(solution)
+    lead = verdict.eigenvalues_underloaded[0]
+    beta = system.pool_sizes
+    mu = system.rates[system.rates > 0]
+    return {
+        "theta": float(theta),
+        "mu_spread": float(mu.max() / mu.min()),
+        "beta_spread": float(beta.max() / beta.min()),
+        "rho": float(solution.rho),
+        "max_real_underloaded": verdict.max_real_underloaded,
+        "imag_underloaded": float(abs(lead.imag)),
+        "max_real_critical": verdict.max_real_critical,
+        "stable_underloaded": bool(verdict.stable_underloaded),
+        "stable_critical": bool(verdict.stable_critical),
+    }
+
+
+def boundary_scan(thetas: Sequence[float], base: str = "unstable") -> pd.DataFrame:
+    """Largest real parts of the spectra of A_u and A_c over :func:`heterogeneity_family`.
+
+    Columns: ``theta`` (heterogeneity exponent), ``mu_spread, beta_spread`` (max/min of the
+    rates and pool sizes), ``rho``, ``max_real_underloaded`` and ``imag_underloaded`` (real
+    part and |imaginary part| of the leading eigenvalue of A_u, per unit time),
+    ``max_real_critical`` (A_c without its structural zero), ``stable_underloaded``,
+    ``stable_critical``.
+    """
+    return pd.DataFrame([_family_point(float(t), base) for t in thetas])
+
+
+def boundary_crossings(
+    scan: pd.DataFrame, *, base: str = "unstable", xtol: float = 1e-12
+) -> pd.DataFrame:
+    """Where the largest real parts of :func:`boundary_scan` cross zero (Brent's method).
+
+    Every sign change between consecutive scan points is refined with
+    :func:`scipy.optimize.brentq` on the exact spectrum. Columns: ``matrix`` (``A_u`` or
+    ``A_c``), ``found``, ``theta_low, theta_high`` (the bracket), ``theta_crossing``,
+    ``mu_spread, beta_spread`` at the crossing, ``frequency`` (|Im| of the crossing
+    eigenvalue of A_u, per unit time; NaN for A_c), ``direction`` (``stable->unstable`` as
+    theta grows, or the reverse). A matrix without a sign change gets one row with
+    ``found = False``.
+    """
+    scan = scan.sort_values("theta")
+    rows = []
+    for matrix, column in (("A_u", "max_real_underloaded"), ("A_c", "max_real_critical")):
+        theta = scan["theta"].to_numpy(float)
+        value = scan[column].to_numpy(float)
+
+        def f(t, column=column):
+            return _family_point(t, base)[column]
+
+        found = False
+        for k in range(len(theta) - 1):
+            a, b = value[k], value[k + 1]
+            if not (np.isfinite(a) and np.isfinite(b)) or a * b > 0 or (a == 0 and b == 0):
+                continue
+            if b == 0 and k + 2 < len(theta):  # counted at the next bracket
+                continue
+            root = (
+                brentq(f, theta[k], theta[k + 1], xtol=xtol)
+                if a * b < 0
+                else (theta[k] if a == 0 else theta[k + 1])
+            )
+            point = _family_point(root, base)
+            rows.append(
+                {
+                    "matrix": matrix,
+                    "found": True,
+                    "theta_low": theta[k],
+                    "theta_high": theta[k + 1],
+                    "theta_crossing": float(root),
+                    "mu_spread": point["mu_spread"],
+                    "beta_spread": point["beta_spread"],
+                    "frequency": point["imag_underloaded"] if matrix == "A_u" else np.nan,
+                    "direction": "stable->unstable" if a < b else "unstable->stable",
+                }
+            )
+            found = True
+        if not found:
+            rows.append(
+                {
+                    "matrix": matrix,
+                    "found": False,
+                    "theta_low": float(theta.min()),
+                    "theta_high": float(theta.max()),
+                    "theta_crossing": np.nan,
+                    "mu_spread": np.nan,
+                    "beta_spread": np.nan,
+                    "frequency": np.nan,
+                    "direction": "",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# -- 4. fluid trajectories -------------------------------------------------------------------
+def fluid_rows(
+    example: str,
+    solution: SPPSolution,
+    *,
+    perturbation: float,
+    t_max: float,
+    points: int,
+    root_seed: int,
+) -> pd.DataFrame:
+    """The fluid model from a perturbed equilibrium next to its linearisation.
+
+    The start is ``psi* + perturbation * v * psi*`` on the basic tree, with v a seeded random
+    direction (stream ``(root_seed, "serverpools-fluid", example)``) scaled to max |v_e| = 1,
+    so generically off the load-balanced manifold. The linearised prediction is
+    ``exp(A_u t) (x(0) - x*)`` in class totals (Theorem 3.1).
+
+    Columns (one row per output time): ``example, time``, ``norm_fluid, norm_linear``
+    (Euclidean norms of x(t) - x*, per unit r), ``load_spread`` (max - min pool load),
+    ``queue_total`` (sum of queues, per unit r), ``fluid_class_i`` and ``linear_class_i``
+    (x_i(t) - x*_i for i = 1..I).
+    """
+    edges = solution.basic
+    rng = rng_for(root_seed, FLUID_KEY, example)
+    v = rng.normal(size=len(edges))
+    v /= np.abs(v).max()
+    pert = np.zeros_like(solution.occupancy)
+    pert[edges[:, 0], edges[:, 1]] = perturbation * v * solution.occupancy[edges[:, 0], edges[:, 1]]
+    traj = fluid_trajectory(solution, pert, t_max, points)
+    linear = linearised_deviation(solution, traj.deviation[0], traj.times)
+    out = {
+        "example": example,
+        "time": traj.times,
+        "norm_fluid": traj.norm,
+        "norm_linear": np.linalg.norm(linear, axis=1),
+        "load_spread": np.ptp(traj.loads, axis=1),
+        "queue_total": traj.queues.sum(axis=1),
+    }
+    for i in range(solution.system.n_classes):
+        out[f"fluid_class_{i + 1}"] = traj.deviation[:, i]
+    for i in range(solution.system.n_classes):
+        out[f"linear_class_{i + 1}"] = linear[:, i]
+    return pd.DataFrame(out)
+
+
+def fluid_limit_level(fluid: pd.DataFrame, tail_fraction: float) -> dict[str, float]:
+    """Per example, the time average of ``norm_fluid`` over the last ``tail_fraction`` of time.
+
+    For an unstable example that has reached its persistent oscillation this is the fluid
+    amplitude a: the diffusion-scaled deviation then grows like a sqrt(r).
+    """
+    if not 0 < tail_fraction <= 1:
+        raise ValueError(f"tail_fraction must be in (0, 1], got {tail_fraction}")
+    out = {}
+    for name, df in fluid.groupby("example", sort=False):
+        t = df["time"].to_numpy(float)
+        cut = t.max() - tail_fraction * (t.max() - t.min())
+        out[str(name)] = float(df.loc[df["time"] >= cut, "norm_fluid"].mean())
+    return out
+
+
+# -- 5. stochastic system --------------------------------------------------------------------
+def stochastic_runs(
+    example: str,
+    solution: SPPSolution,
+    r: float,
+    *,
+    horizon: float,
+    burn_in: float,
+    record_every: float,
+    replications: int,
+    root_seed: int,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Independent exact simulations of the r-th system started at the nominal point r psi*.
+
+    Replication k uses the stream ``(root_seed, "serverpools-simulate", "stochastic",
+    example, int(r), k)``. Returns ``(trace, summary)``:
+
+    * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
+      ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
+      the recording grid;
+    * ``summary``: one row per replication, ``example, r, replication, horizon, burn_in,
+      events, mean_norm`` (time average of |deviation| over [burn_in, horizon]),
+      ``rms_norm``, ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that
+      waited).
+    """
+    traces, summaries = [], []
+    for rep in range(int(replications)):
+        run = simulate(
+            solution,
+            r,
+            horizon,
+            record_every,
+            root_seed,
+            (STOCHASTIC_KEY, example, int(r), rep),
+            burn_in=burn_in,
+        )
+        log.info(
+            "%s r=%g replication %d: %d events in %.2f s, time-averaged |deviation| %.4g",
+            example,
+            r,
+            rep,
+            run.events,
+            run.wall_seconds,
+            run.mean_norm,
+        )
+        trace = {
+            "example": example,
+            "r": float(r),
+            "replication": rep,
+            "time": run.times,
+            "norm": run.norm,
+        }
+        for i in range(run.deviation.shape[1]):
+            trace[f"deviation_class_{i + 1}"] = run.deviation[:, i]
+        traces.append(pd.DataFrame(trace))
+        row = {
+            "example": example,
+            "r": float(r),
+            "replication": rep,
+            "horizon": float(horizon),
+            "burn_in": float(burn_in),
+            "events": run.events,
+            "mean_norm": run.mean_norm,
+            "rms_norm": run.rms_norm,
+        }
+        for i in range(run.mean.size):
+            row[f"mean_class_{i + 1}"] = float(run.mean[i])
+        for i in range(run.mean.size):
+            row[f"rms_class_{i + 1}"] = float(np.sqrt(run.second_moment[i, i]))
+        row["queued_fraction"] = run.queued / max(int(run.arrivals.sum()), 1)
+        summaries.append(row)
+    return pd.concat(traces, ignore_index=True), pd.DataFrame(summaries)
+
+
+def time_average_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per (example, r): mean over replications of the time averages, with standard errors.
+
+    Columns: ``example, r, replications, horizon, burn_in, mean_norm, mean_norm_se,
+    rms_norm, rms_norm_se`` (SE = sample std / sqrt(replications); NaN with one replication).
+    """
+    rows = []
+    for (name, r), df in summary.groupby(["example", "r"], sort=True):
+        n = len(df)
+        row = {
+            "example": name,
+            "r": float(r),
+            "replications": n,
+            "horizon": float(df["horizon"].iloc[0]),
+            "burn_in": float(df["burn_in"].iloc[0]),
+        }
+        for col in ("mean_norm", "rms_norm"):
+            x = df[col].to_numpy(float)
+            row[col] = float(x.mean())
+            row[f"{col}_se"] = float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _slope(r: np.ndarray, y: np.ndarray) -> float:
+    return float(np.polyfit(np.log10(r), np.log10(y), 1)[0])
+
+
+def scaling_verdicts(summary: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Tight or escaping: the slope of log10(time-averaged |deviation|) against log10(r).
+
+    ``summary``: the per-replication rows of :func:`stochastic_runs`. The slope is the
+    least-squares fit to the replication means; its standard error is that of the mean of
+    the per-replication slopes (replication k at every r). Bounded deviations (tight
+    stationary laws) give slope ~0; deviations of fluid size O(1) give slope 1/2. Verdict
+    ``escaping`` if the slope exceeds ``threshold``, else ``tight`` (``undetermined`` with a
+    single r).
+
+    Columns: ``example, r_min, r_max, n_r, slope, slope_se, threshold, verdict``.
+    """
+    rows = []
+    for name, df in summary.groupby("example", sort=True):
+        means = df.groupby("r")["mean_norm"].mean()
+        r = means.index.to_numpy(float)
+        slope = slope_se = np.nan
+        if len(r) >= 2:
+            slope = _slope(r, means.to_numpy(float))
+            per_rep = [
+                _slope(d["r"].to_numpy(float), d["mean_norm"].to_numpy(float))
+                for _, d in df.groupby("replication")
+                if d["r"].nunique() >= 2
+            ]
+            if len(per_rep) > 1:
+                slope_se = float(np.std(per_rep, ddof=1) / np.sqrt(len(per_rep)))
+        verdict = (
+            "undetermined"
+            if not np.isfinite(slope)
+            else ("escaping" if slope > threshold else "tight")
+        )
+        rows.append(
+            {
+                "example": name,
+                "r_min": float(r.min()),
+                "r_max": float(r.max()),
+                "n_r": len(r),
+                "slope": slope,
+                "slope_se": slope_se,
+                "threshold": float(threshold),
+                "verdict": verdict,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# -- 6. diffusion covariance ------------------------------------------------------------------
+def covariance_table(
+    example: str,
+    solution: SPPSolution,
+    *,
+    r: float,
+    horizon: float,
+    burn_in: float,
+    replications: int,
+    root_seed: int,
+) -> pd.DataFrame:
+    """Simulated stationary covariance of the scaled class totals vs the Lyapunov solution.
+
+    ``replications`` independent runs (stream ``(root_seed, "serverpools-simulate",
+    "covariance", example, int(r), k)``) each give the time-averaged covariance over
+    [burn_in, horizon]; the table compares their mean (with SE = std / sqrt(n)) with Sigma
+    solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
+
+    Columns: ``example, r, replications, class_i, class_k`` (numbered from 1, i <= k),
+    ``lyapunov, simulated, se, z`` ((simulated - lyapunov)/se), ``relative_difference``
+    ((simulated - lyapunov) / sqrt(Sigma_ii Sigma_kk)).
+    """
+    if replications < 2:
+        raise ValueError(f"need >= 2 replications for standard errors, got {replications}")
+    sigma = stationary_covariance(solution)
+    covs = []
+    for rep in range(int(replications)):
+        run = simulate(
+            solution,
+            r,
+            horizon,
+            max(horizon / 100.0, 1e-3),
+            root_seed,
+            (COVARIANCE_KEY, example, int(r), rep),
+            burn_in=burn_in,
+        )
+        log.info("covariance r=%g replication %d: %d events", r, rep, run.events)
+        covs.append(run.covariance)
+    covs = np.array(covs)
+    mean = covs.mean(axis=0)
+    se = covs.std(axis=0, ddof=1) / np.sqrt(len(covs))
+    scale = np.sqrt(np.outer(np.diag(sigma), np.diag(sigma)))
+    n = sigma.shape[0]
+    rows = []
+    for i in range(n):
+        for k in range(i, n):
+            rows.append(
+                {
+                    "example": example,
+                    "r": float(r),
+                    "replications": int(replications),
+                    "class_i": i + 1,
+                    "class_k": k + 1,
+                    "lyapunov": float(sigma[i, k]),
+                    "simulated": float(mean[i, k]),
+                    "se": float(se[i, k]),
+                    "z": float((mean[i, k] - sigma[i, k]) / se[i, k]),
+                    "relative_difference": float((mean[i, k] - sigma[i, k]) / scale[i, k]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def summarise_examples(
+    examples: Mapping[str, ServerPoolSystem],
+) -> pd.DataFrame:
+    """:func:`example_rows` of several examples, concatenated."""
+    return pd.concat([example_rows(n, s) for n, s in examples.items()], ignore_index=True)

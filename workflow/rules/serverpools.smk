@@ -1,0 +1,287 @@
+# Part C -- Stolyar & Yudovina (2013), large flexible server pools under LQFS-LB.
+# The paper has no numerical examples or figures: the instances and figures are ours.
+# Outputs under results/serverpools/<rule>/, figures under config["figures_dir"].
+
+SP = config["serverpools"]
+SP_EXAMPLES = ["stable", "unstable"]
+SP_R = [int(r) for r in SP["stochastic"]["r"]]  # the schema allows 1.0e+3
+
+
+# Cross-key rules the JSON schema cannot express: fail before any job runs.
+SP_PROBLEMS = [
+    f"serverpools.search.{key}: low {SP['search'][key][0]} must be <= high "
+    f"{SP['search'][key][1]}"
+    for key in ("mu_range", "flow_range")
+    if SP["search"][key][0] > SP["search"][key][1]
+]
+if SP["boundary"]["theta_min"] >= SP["boundary"]["theta_max"]:
+    SP_PROBLEMS.append(
+        f"serverpools.boundary: theta_min {SP['boundary']['theta_min']} must be < "
+        f"theta_max {SP['boundary']['theta_max']}"
+    )
+SP_PROBLEMS += [
+    f"serverpools.{part}.burn_in {SP[part]['burn_in']} must be < horizon "
+    f"{SP[part]['horizon']}"
+    for part in ("stochastic", "covariance")
+    if SP[part]["burn_in"] >= SP[part]["horizon"]
+]
+if SP_PROBLEMS:
+    raise ValueError("invalid config: " + "; ".join(SP_PROBLEMS))
+
+
+wildcard_constraints:
+    example=r"stable|unstable",
+    r=r"\d+",
+
+
+rule serverpools_search:
+    output:
+        summary="results/serverpools/serverpools_search/summary.csv",
+        markdown="results/serverpools/serverpools_search/summary.md",
+        search="results/serverpools/serverpools_search/search.json",
+    log:
+        "logs/serverpools/serverpools_search.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 2
+    resources:
+        runtime=30,
+    params:
+        seed=config["seed"],
+        search=SP["search"],
+    message:
+        "Part C: seeded search over random activity trees for unstable equilibria"
+    script:
+        "../scripts/serverpools_search.py"
+
+
+rule serverpools_examples:
+    output:
+        rows="results/serverpools/serverpools_examples/examples.csv",
+        stable="results/serverpools/serverpools_examples/stable.json",
+        unstable="results/serverpools/serverpools_examples/unstable.json",
+    log:
+        "logs/serverpools/serverpools_examples.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances"
+    script:
+        "../scripts/serverpools_examples.py"
+
+
+rule serverpools_boundary:
+    output:
+        scan="results/serverpools/serverpools_boundary/scan.csv",
+        crossings="results/serverpools/serverpools_boundary/crossings.csv",
+    log:
+        "logs/serverpools/serverpools_boundary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        boundary=SP["boundary"],
+    message:
+        "Part C: largest real part of the spectra over the heterogeneity family, and its zero"
+    script:
+        "../scripts/serverpools_boundary.py"
+
+
+rule serverpools_fluid:
+    output:
+        trajectory="results/serverpools/serverpools_fluid/{example}.csv",
+    log:
+        "logs/serverpools/serverpools_fluid/{example}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        fluid=lambda wildcards: SP["fluid"][wildcards.example],
+    message:
+        "Part C: fluid trajectory of the {wildcards.example} example from a perturbed equilibrium"
+    script:
+        "../scripts/serverpools_fluid.py"
+
+
+rule serverpools_stochastic:
+    output:
+        trace="results/serverpools/serverpools_stochastic/{example}_r{r}_trace.csv",
+        summary="results/serverpools/serverpools_stochastic/{example}_r{r}_summary.csv",
+    log:
+        "logs/serverpools/serverpools_stochastic/{example}_r{r}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    resources:
+        runtime=60,
+    params:
+        seed=config["seed"],
+        stochastic=SP["stochastic"],
+    message:
+        "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}"
+    script:
+        "../scripts/serverpools_stochastic.py"
+
+
+rule serverpools_stochastic_summary:
+    input:
+        traces=expand(
+            rules.serverpools_stochastic.output.trace, example=SP_EXAMPLES, r=SP_R
+        ),
+        summaries=expand(
+            rules.serverpools_stochastic.output.summary, example=SP_EXAMPLES, r=SP_R
+        ),
+    output:
+        traces="results/serverpools/serverpools_stochastic_summary/traces.csv",
+        runs="results/serverpools/serverpools_stochastic_summary/runs.csv",
+        averages="results/serverpools/serverpools_stochastic_summary/time_averages.csv",
+        verdicts="results/serverpools/serverpools_stochastic_summary/verdicts.csv",
+        markdown="results/serverpools/serverpools_stochastic_summary/time_averages.md",
+    log:
+        "logs/serverpools/serverpools_stochastic_summary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        slope_threshold=SP["stochastic"]["slope_threshold"],
+    message:
+        "Part C: time-averaged deviations against r and the tight/escaping verdicts"
+    script:
+        "../scripts/serverpools_stochastic_summary.py"
+
+
+rule serverpools_table:
+    input:
+        rows=rules.serverpools_examples.output.rows,
+        verdicts=rules.serverpools_stochastic_summary.output.verdicts,
+    output:
+        table="results/serverpools/serverpools_table/examples.csv",
+        markdown="results/serverpools/serverpools_table/examples.md",
+    log:
+        "logs/serverpools/serverpools_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: table of the example instances with their simulation verdicts"
+    script:
+        "../scripts/serverpools_table.py"
+
+
+rule serverpools_covariance:
+    output:
+        table="results/serverpools/serverpools_covariance/covariance.csv",
+        markdown="results/serverpools/serverpools_covariance/covariance.md",
+    log:
+        "logs/serverpools/serverpools_covariance.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    resources:
+        runtime=30,
+    params:
+        seed=config["seed"],
+        covariance=SP["covariance"],
+    message:
+        "Part C: simulated stationary covariance of the stable example vs the Lyapunov solution"
+    script:
+        "../scripts/serverpools_covariance.py"
+
+
+rule serverpools_fig_tree:
+    input:
+        rows=rules.serverpools_examples.output.rows,
+        instance=lambda wildcards: getattr(
+            rules.serverpools_examples.output, wildcards.example
+        ),
+    output:
+        **figure("serverpools_tree_{example}"),
+    log:
+        "logs/serverpools/serverpools_fig_tree_{example}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: activity tree of the {wildcards.example} example"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_fig_boundary:
+    input:
+        scan=rules.serverpools_boundary.output.scan,
+        crossings=rules.serverpools_boundary.output.crossings,
+    output:
+        **figure("serverpools_boundary"),
+    log:
+        "logs/serverpools/serverpools_fig_boundary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: stability boundary of the linearised fluid model"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_fig_fluid:
+    input:
+        trajectories=expand(
+            rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
+        ),
+    output:
+        **figure("serverpools_fluid"),
+    log:
+        "logs/serverpools/serverpools_fig_fluid.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: fluid trajectories, stable vs unstable example"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_fig_deviation:
+    input:
+        traces=rules.serverpools_stochastic_summary.output.traces,
+    output:
+        **figure("serverpools_deviation"),
+    log:
+        "logs/serverpools/serverpools_fig_deviation.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        burn_in=SP["stochastic"]["burn_in"],
+    message:
+        "Part C: diffusion-scaled deviation against time at several r"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_fig_time_average:
+    input:
+        averages=rules.serverpools_stochastic_summary.output.averages,
+        verdicts=rules.serverpools_stochastic_summary.output.verdicts,
+        trajectories=expand(
+            rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
+        ),
+    output:
+        **figure("serverpools_time_average"),
+    log:
+        "logs/serverpools/serverpools_fig_time_average.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        tail_fraction=SP["fluid"]["tail_fraction"],
+    message:
+        "Part C: time-averaged deviation against r (tight vs escaping)"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_all:
+    input:
+        rules.serverpools_search.output,
+        rules.serverpools_examples.output,
+        rules.serverpools_boundary.output,
+        rules.serverpools_stochastic_summary.output,
+        rules.serverpools_table.output,
+        rules.serverpools_covariance.output,
+        expand(rules.serverpools_fig_tree.output, example=SP_EXAMPLES),
+        rules.serverpools_fig_boundary.output,
+        rules.serverpools_fig_fluid.output,
+        rules.serverpools_fig_deviation.output,
+        rules.serverpools_fig_time_average.output,

@@ -1,0 +1,24 @@
+"""Fluid trajectory of one example from a perturbed equilibrium (thin adapter)."""
+
+from queue_routing.io import write_table
+from queue_routing.pipeline import run_script
+from queue_routing.serverpools import solve_spp
+from queue_routing.serverpools.experiments import fluid_rows
+from queue_routing.serverpools.instances import example_system
+
+
+def main(snakemake):
+    example = snakemake.wildcards.example
+    p = snakemake.params.fluid
+    rows = fluid_rows(
+        example,
+        solve_spp(example_system(example)),
+        perturbation=p["perturbation"],
+        t_max=p["t_max"],
+        points=p["points"],
+        root_seed=snakemake.params.seed,
+    )
+    write_table(rows, snakemake.output.trajectory)
+
+
+run_script(snakemake, main)  # noqa: F821

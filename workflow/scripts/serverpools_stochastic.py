@@ -1,0 +1,27 @@
+"""Simulate one example at one scale r, several replications (thin adapter)."""
+
+from queue_routing.io import write_table
+from queue_routing.pipeline import run_script
+from queue_routing.serverpools import solve_spp
+from queue_routing.serverpools.experiments import stochastic_runs
+from queue_routing.serverpools.instances import example_system
+
+
+def main(snakemake):
+    example = snakemake.wildcards.example
+    p = snakemake.params.stochastic
+    trace, summary = stochastic_runs(
+        example,
+        solve_spp(example_system(example)),
+        int(snakemake.wildcards.r),
+        horizon=p["horizon"],
+        burn_in=p["burn_in"],
+        record_every=p["record_every"],
+        replications=p["replications"],
+        root_seed=snakemake.params.seed,
+    )
+    write_table(trace, snakemake.output.trace)
+    write_table(summary, snakemake.output.summary)
+
+
+run_script(snakemake, main)  # noqa: F821
