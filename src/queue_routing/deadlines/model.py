@@ -1,0 +1,303 @@
+"""Model objects of Part B: Niño-Mora (2012), Sec. 2 (see ``shared/spec/deadlines.md``).
+
+``n`` clusters; cluster ``k`` has ``m_k`` identical exponential servers of rate ``mu_k``
+(jobs per unit time per server), its own FCFS queue and unlimited buffer. Jobs arrive as
+Poisson(``lam``) (jobs per unit time) and carry i.i.d. relative deadlines (units of time) on
+their response time (arrival to end of service) or waiting time (arrival to start of
+service). A rejected job costs ``R``; an admitted job that misses its deadline costs 1.
+Pure routing (no rejection, ``R = None``) needs ``lam < sum_k m_k mu_k``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DEADLINE_KINDS",
+    "DEADLINE_TARGETS",
+    "Cluster",
+    "Deadline",
+    "Instance",
+    "InstanceError",
+    "UnstableInstanceError",
+]
+
+#: Supported deadline laws and the quantity the deadline applies to.
+DEADLINE_KINDS = ("constant", "uniform", "exponential")
+DEADLINE_TARGETS = ("response", "waiting")
+
+_KIND_KEYS = {"constant": ("t",), "uniform": ("low", "high"), "exponential": ("mean",)}
+
+
+class InstanceError(ValueError):
+    """A deadline, cluster or instance with malformed parameters (the message names the field)."""
+
+
+class UnstableInstanceError(InstanceError):
+    """Pure routing with ``lam >= sum_k m_k mu_k``: no routing keeps every queue stable.
+
+    Attributes
+    ----------
+    deficit:
+        ``lam - sum_k m_k mu_k >= 0``, in jobs per unit time.
+    """
+
+    def __init__(self, deficit: float):
+        self.deficit = deficit
+        super().__init__(
+            "arrival_rate: pure routing (rejection_cost null) needs arrival_rate < "
+            f"sum_k servers_k * service_rates_k; the deficit is {deficit:.6g} jobs per unit time"
+        )
+
+
+def _number(name: str, value: Any, *, low: float, strict: bool) -> float:
+    if isinstance(value, bool):
+        raise InstanceError(f"{name} must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InstanceError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise InstanceError(f"{name} must be finite, got {x}")
+    if (strict and not x > low) or (not strict and not x >= low):
+        raise InstanceError(f"{name} = {x:g} must be {'>' if strict else '>='} {low:g}")
+    return x
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Law of the relative deadline ``tau`` of a job (units of time).
+
+    Attributes
+    ----------
+    kind:
+        ``"constant"`` (``tau = t``), ``"uniform"`` (``tau ~ U[low, high]``) or
+        ``"exponential"`` (``tau ~ Exp`` with mean ``mean = 1/theta``).
+    t, low, high, mean:
+        The parameters of ``kind`` (units of time); the others must be ``None``.
+        ``t > 0``; ``0 <= low < high``; ``mean > 0``.
+    on:
+        ``"response"`` (arrival to end of service, the paper's default) or ``"waiting"``
+        (arrival to start of service).
+    """
+
+    kind: str
+    t: float | None = None
+    low: float | None = None
+    high: float | None = None
+    mean: float | None = None
+    on: str = "response"
+
+    def __post_init__(self) -> None:
+        if self.kind not in DEADLINE_KINDS:
+            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {self.kind!r}")
+        if self.on not in DEADLINE_TARGETS:
+            raise InstanceError(f"deadline.on must be one of {DEADLINE_TARGETS}, got {self.on!r}")
+        wanted = _KIND_KEYS[self.kind]
+        for key in ("t", "low", "high", "mean"):
+            value = getattr(self, key)
+            if key in wanted:
+                if value is None:
+                    raise InstanceError(f"deadline.{key} is required for kind {self.kind!r}")
+            elif value is not None:
+                raise InstanceError(f"deadline.{key} is not a parameter of kind {self.kind!r}")
+        if self.kind == "constant":
+            object.__setattr__(self, "t", _number("deadline.t", self.t, low=0.0, strict=True))
+        elif self.kind == "exponential":
+            mean = _number("deadline.mean", self.mean, low=0.0, strict=True)
+            object.__setattr__(self, "mean", mean)
+        else:
+            low = _number("deadline.low", self.low, low=0.0, strict=False)
+            high = _number("deadline.high", self.high, low=low, strict=True)
+            object.__setattr__(self, "low", low)
+            object.__setattr__(self, "high", high)
+
+    # -- derived --------------------------------------------------------------------------
+    @property
+    def expected(self) -> float:
+        """E[tau], units of time."""
+        if self.kind == "constant":
+            return float(self.t)
+        if self.kind == "uniform":
+            return 0.5 * (self.low + self.high)
+        return float(self.mean)
+
+    @property
+    def theta(self) -> float:
+        """Rate ``1/mean`` of an exponential deadline (per unit time)."""
+        if self.kind != "exponential":
+            raise InstanceError(
+                f"deadline.theta is only defined for kind 'exponential', not {self.kind!r}"
+            )
+        return 1.0 / self.mean
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
+        """``size`` i.i.d. deadlines (units of time) drawn from ``rng`` (``seeding.rng_for``)."""
+        if self.kind == "constant":
+            return np.full(size, float(self.t))
+        if self.kind == "uniform":
+            return rng.uniform(self.low, self.high, size)
+        return rng.exponential(self.mean, size)
+
+    # -- (de)serialisation ----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], on: str | None = None) -> Deadline:
+        """Build from ``{"kind": "constant", "t": ..}``, ``{"kind": "uniform", "low": ..,
+        "high": ..}`` or ``{"kind": "exponential", "mean": ..}``; optional ``"on"``."""
+        if not isinstance(data, dict):
+            raise InstanceError("deadline must be a JSON object with a 'kind' key")
+        if "kind" not in data:
+            raise InstanceError("deadline is missing key 'kind'")
+        kind = data["kind"]
+        if kind not in DEADLINE_KINDS:
+            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {kind!r}")
+        allowed = {"kind", "on", *_KIND_KEYS[kind]}
+        extra = sorted(set(data) - allowed)
+        if extra:
+            raise InstanceError(f"deadline of kind {kind!r} has unknown key(s): {', '.join(extra)}")
+        params = {k: data.get(k) for k in _KIND_KEYS[kind]}
+        target = data.get("on", on if on is not None else "response")
+        return cls(kind=kind, on=target, **params)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for key in _KIND_KEYS[self.kind]:
+            out[key] = getattr(self, key)
+        if self.on != "response":
+            out["on"] = self.on
+        return out
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One cluster: ``servers`` (m >= 1, integer) exponential servers of rate ``rate``
+    (mu > 0, jobs per unit time per server), FCFS, unlimited buffer."""
+
+    servers: int
+    rate: float
+
+    def __post_init__(self) -> None:
+        m = self.servers
+        if isinstance(m, bool) or not isinstance(m, int | np.integer | float):
+            raise InstanceError(f"servers must be an integer >= 1, got {m!r}")
+        if not (math.isfinite(float(m)) and float(m) == int(m) and int(m) >= 1):
+            raise InstanceError(f"servers must be an integer >= 1, got {m!r}")
+        object.__setattr__(self, "servers", int(m))
+        object.__setattr__(self, "rate", _number("service_rates", self.rate, low=0.0, strict=True))
+
+    @property
+    def capacity(self) -> float:
+        """``m mu``, jobs per unit time."""
+        return self.servers * self.rate
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Admission and routing instance (validated at construction).
+
+    Attributes
+    ----------
+    arrival_rate:
+        ``lam > 0``, jobs per unit time.
+    clusters:
+        Tuple of :class:`Cluster` (at least one).
+    rejection_cost:
+        ``R > 0`` (cost per rejected job) or ``None`` for pure routing, which then requires
+        ``lam < sum_k m_k mu_k`` (else :class:`UnstableInstanceError` naming the deficit).
+    deadline:
+        The :class:`Deadline` law shared by all jobs (a miss costs 1).
+    """
+
+    arrival_rate: float
+    clusters: tuple[Cluster, ...]
+    rejection_cost: float | None
+    deadline: Deadline
+
+    def __post_init__(self) -> None:
+        lam = _number("arrival_rate", self.arrival_rate, low=0.0, strict=True)
+        object.__setattr__(self, "arrival_rate", lam)
+        clusters = tuple(self.clusters)
+        if not clusters:
+            raise InstanceError("clusters must hold at least one cluster")
+        for k, c in enumerate(clusters):
+            if not isinstance(c, Cluster):
+                raise InstanceError(f"clusters[{k}] must be a Cluster, got {type(c).__name__}")
+        object.__setattr__(self, "clusters", clusters)
+        if not isinstance(self.deadline, Deadline):
+            raise InstanceError("deadline must be a Deadline")
+        if self.rejection_cost is not None:
+            r = _number("rejection_cost", self.rejection_cost, low=0.0, strict=True)
+            object.__setattr__(self, "rejection_cost", r)
+        else:
+            deficit = lam - self.capacity
+            if deficit >= 0:
+                raise UnstableInstanceError(deficit)
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.clusters)
+
+    @property
+    def servers(self) -> np.ndarray:
+        """``m_k``, shape ``(n,)``."""
+        return np.array([c.servers for c in self.clusters], dtype=np.int64)
+
+    @property
+    def service_rates(self) -> np.ndarray:
+        """``mu_k`` (jobs per unit time per server), shape ``(n,)``."""
+        return np.array([c.rate for c in self.clusters], dtype=float)
+
+    @property
+    def capacity(self) -> float:
+        """``sum_k m_k mu_k``, jobs per unit time."""
+        return float(sum(c.capacity for c in self.clusters))
+
+    @property
+    def pure_routing(self) -> bool:
+        return self.rejection_cost is None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Instance:
+        """Build from ``{"arrival_rate": lam, "servers": [m_k], "service_rates": [mu_k],
+        "rejection_cost": R or null, "deadline": {...}}``."""
+        if not isinstance(data, dict):
+            raise InstanceError("instance must be a JSON object")
+        keys = ("arrival_rate", "servers", "service_rates", "rejection_cost", "deadline")
+        missing = [k for k in keys if k not in data]
+        if missing:
+            raise InstanceError(f"instance is missing key(s): {', '.join(missing)}")
+        extra = sorted(set(data) - {*keys, "name"})
+        if extra:
+            raise InstanceError(f"instance has unknown key(s): {', '.join(extra)}")
+        servers, rates = data["servers"], data["service_rates"]
+        if not isinstance(servers, list | tuple) or not isinstance(rates, list | tuple):
+            raise InstanceError("servers and service_rates must be lists")
+        if len(servers) != len(rates):
+            raise InstanceError(
+                f"servers has length {len(servers)} but service_rates has length {len(rates)}"
+            )
+        clusters = []
+        for k, (m, mu) in enumerate(zip(servers, rates, strict=True)):
+            try:
+                clusters.append(Cluster(m, mu))
+            except InstanceError as exc:
+                raise InstanceError(f"cluster {k}: {exc}") from None
+        return cls(
+            arrival_rate=data["arrival_rate"],
+            clusters=tuple(clusters),
+            rejection_cost=data["rejection_cost"],
+            deadline=Deadline.from_dict(data["deadline"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "arrival_rate": self.arrival_rate,
+            "servers": self.servers.tolist(),
+            "service_rates": self.service_rates.tolist(),
+            "rejection_cost": self.rejection_cost,
+            "deadline": self.deadline.to_dict(),
+        }

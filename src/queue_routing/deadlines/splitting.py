@@ -1,0 +1,179 @@
+"""Optimal Bernoulli splitting (BS) of Niño-Mora (2012), Sec. 4 (``shared/spec/deadlines.md``).
+
+Choose rates ``lam_0`` (rejected) and ``lam_1..lam_n`` (jobs per unit time) with
+``sum = lam`` and ``0 <= lam_k <= m_k mu_k`` minimising ``R lam_0 + sum_k f_k(lam_k)``,
+where ``f_k(lam_k) = lam_k P-bar_k(lam_k)`` is cluster k's deadline-miss rate
+(:func:`~queue_routing.deadlines.kernels.f`). With every ``f_k`` convex the KKT conditions
+say: there is a level ``alpha`` with ``f_k'(lam_k) = alpha`` on clusters in use,
+``lam_k = 0`` if ``f_k'(0) >= alpha``, ``lam_k = m_k mu_k`` if ``f_k'(m_k mu_k-) <= alpha``,
+and ``alpha = R`` whenever ``lam_0 > 0``. Each ``lam_k(alpha)`` is nondecreasing, so we solve
+``sum_k lam_k(alpha) = lam`` by Brent's method on ``alpha`` (each ``lam_k(alpha)`` itself by
+Brent's method on ``f_k' - alpha``). Pure routing (``R = None``) drops ``lam_0``.
+
+Convexity of every ``f_k`` is checked on a grid of ``f_k'``; a failure is reported in the
+result and as a :class:`ConvexityWarning` (the KKT search then need not be optimal).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .kernels import f, f_prime
+from .model import Instance
+
+__all__ = ["BernoulliSplit", "ConvexityWarning", "optimal_split"]
+
+_GRID = 41
+
+
+class ConvexityWarning(RuntimeWarning):
+    """Some ``f_k'`` decreases on the check grid: ``f_k`` is not convex there."""
+
+
+@dataclass(frozen=True)
+class BernoulliSplit:
+    """Optimal Bernoulli splitting of an :class:`Instance`.
+
+    Attributes
+    ----------
+    instance:
+        The solved instance.
+    rates:
+        ``lam_1..lam_n`` routed to each cluster (jobs per unit time), shape ``(n,)``.
+    rejected_rate:
+        ``lam_0`` (jobs per unit time); 0 for pure routing.
+    cost_rate:
+        ``R lam_0 + sum_k f_k(lam_k)`` (cost per unit time).
+    alpha:
+        The KKT level (cost per job): the common marginal miss rate ``f_k'(lam_k)`` of the
+        clusters in use; equal to ``R`` when ``lam_0 > 0``.
+    nonconvex:
+        Indices of clusters whose ``f_k`` failed the convexity check (normally empty).
+    info:
+        Solver extras: ``f_prime_zero``, ``f_prime_cap`` (``f_k'(0)``, ``f_k'(m_k mu_k-)``).
+    """
+
+    instance: Instance
+    rates: np.ndarray
+    rejected_rate: float
+    cost_rate: float
+    alpha: float
+    nonconvex: tuple[int, ...] = ()
+    info: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        """``lam_k / lam``: routing probabilities of the BS policy, shape ``(n,)``."""
+        return self.rates / self.instance.arrival_rate
+
+    @property
+    def rejection_probability(self) -> float:
+        """``lam_0 / lam``."""
+        return self.rejected_rate / self.instance.arrival_rate
+
+    @property
+    def saturated(self) -> np.ndarray:
+        """Clusters fed at their capacity ``m_k mu_k`` (boolean, shape ``(n,)``)."""
+        cap = self.instance.servers * self.instance.service_rates
+        return self.rates >= cap * (1 - 1e-12)
+
+    @property
+    def unused(self) -> np.ndarray:
+        """Clusters receiving no traffic (boolean, shape ``(n,)``)."""
+        return self.rates <= 0.0
+
+
+def _check_convexity(m: int, mu: float, deadline) -> bool:
+    """``f'`` nondecreasing on a grid of ``[0, m mu]`` within the derivative's error."""
+    cap = m * mu
+    grid = np.linspace(0.0, cap, _GRID)
+    vals = np.array([f_prime(x, m, mu, deadline, with_error=True) for x in grid])
+    d, err = vals[:, 0], vals[:, 1]
+    slack = 1e-9 * np.maximum(1.0, np.abs(d)) + err
+    return bool(np.all(np.diff(d) >= -(slack[1:] + slack[:-1])))
+
+
+def optimal_split(instance: Instance, *, check_convexity: bool = True) -> BernoulliSplit:
+    """Solve the BS problem of ``instance`` by the monotone KKT search on ``alpha``.
+
+    The level is found to a relative 1e-13 and each rate to ``1e-13 m_k mu_k``; the final
+    rates are then adjusted (on one unsaturated cluster in use) so that they sum exactly to
+    ``lam - lam_0``. The cost is first-order insensitive to the residual error in ``alpha``.
+    """
+    lam = instance.arrival_rate
+    big_r = instance.rejection_cost
+    dl = instance.deadline
+    ms = [int(m) for m in instance.servers]
+    mus = [float(mu) for mu in instance.service_rates]
+    caps = np.array([m * mu for m, mu in zip(ms, mus, strict=True)])
+    n = len(ms)
+
+    d0 = np.array([f_prime(0.0, m, mu, dl) for m, mu in zip(ms, mus, strict=True)])
+    dcap = np.array([f_prime(c, m, mu, dl) for c, m, mu in zip(caps, ms, mus, strict=True)])
+
+    nonconvex: tuple[int, ...] = ()
+    if check_convexity:
+        nonconvex = tuple(k for k in range(n) if not _check_convexity(ms[k], mus[k], dl))
+        if nonconvex:
+            warnings.warn(
+                f"f_k is not convex for cluster(s) {list(nonconvex)}: the KKT level search "
+                "may not return the optimal Bernoulli splitting",
+                ConvexityWarning,
+                stacklevel=2,
+            )
+
+    def rate(k: int, alpha: float) -> float:
+        if alpha <= d0[k]:
+            return 0.0
+        if alpha >= dcap[k]:
+            return float(caps[k])
+        return brentq(
+            lambda x: f_prime(x, ms[k], mus[k], dl) - alpha,
+            0.0,
+            float(caps[k]),
+            xtol=1e-13 * caps[k],
+            rtol=1e-14,
+        )
+
+    def rates_at(alpha: float) -> np.ndarray:
+        return np.array([rate(k, alpha) for k in range(n)])
+
+    def excess(alpha: float) -> float:
+        return float(rates_at(alpha).sum()) - lam
+
+    rejected = 0.0
+    lo = float(d0.min())
+    if big_r is not None and excess(big_r) <= 0.0:
+        alpha = float(big_r)
+        rates = rates_at(alpha)
+        rejected = lam - float(rates.sum())
+    else:
+        hi = float(dcap.max()) if big_r is None else float(big_r)
+        if excess(lo) >= 0.0:  # cannot happen for lam > 0: every rate is 0 at min f'(0)
+            alpha = lo
+        else:
+            alpha = brentq(excess, lo, hi, xtol=1e-15 * max(1.0, abs(hi)), rtol=1e-14)
+        rates = rates_at(alpha)
+        residual = lam - float(rates.sum())
+        interior = np.flatnonzero((rates > 0) & (rates < caps))
+        if interior.size:
+            k = interior[np.argmax(rates[interior])]
+            rates[k] = float(np.clip(rates[k] + residual, 0.0, caps[k]))
+    cost = (0.0 if big_r is None else big_r * rejected) + sum(
+        f(float(rates[k]), ms[k], mus[k], dl) for k in range(n)
+    )
+    rates.setflags(write=False)
+    return BernoulliSplit(
+        instance=instance,
+        rates=rates,
+        rejected_rate=float(rejected),
+        cost_rate=float(cost),
+        alpha=float(alpha),
+        nonconvex=nonconvex,
+        info={"f_prime_zero": d0, "f_prime_cap": dcap},
+    )
