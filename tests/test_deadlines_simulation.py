@@ -1,0 +1,314 @@
+"""The compiled deadline simulator against independent references (spec: deadlines.md).
+
+References (all computed here, independently of the package's formula code):
+
+* M/M/1 FCFS, everything admitted: the response time is ``T ~ Exp(mu - lambda)``, so with an
+  exponential deadline ``P(T > tau) = theta/(theta + mu - lambda)``, with a constant one
+  ``P(T > t) = exp(-(mu - lambda) t)``; the waiting time has ``P(W > t) = rho exp(-(mu -
+  lambda) t)``; the mean response time is ``1/(mu - lambda)``;
+* M/M/m response-time tail ``e^{-mu t} + C mu/((m-1) mu - lambda) (e^{-mu t} - e^{-(m mu -
+  lambda) t})`` with the textbook Erlang-C probability ``C``, for constant, uniform
+  (quadrature) and exponential (closed-form Laplace transform) deadlines;
+* Bernoulli splitting over two clusters = two independent M/M/m queues;
+* a threshold index table on one cluster = the M/M/m/z loss-delay system (birth-death chain);
+* Ciw (an independent discrete-event library) on an M/M/2;
+* seeds reproduce results bit for bit; ties go to the lowest cluster; a table's missing
+  columns act as +inf.
+
+Statistical tolerance. Each comparison of a simulated mean with an exact value is a two-sided
+t test over R independent replications; within one test function the comparisons share a
+family-wise level of 1% by Bonferroni (quantile ``t_{1 - 0.005/c, R - 1}`` times the standard
+error for c comparisons). Seeds are fixed, so the tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from queue_routing.deadlines.simulation import DeadlineSimulationResult, simulate
+
+SEED = 2012
+REPS = 10
+FAMILY_ALPHA = 0.01
+
+
+def _quantile(n_comparisons: int, reps: int = REPS) -> float:
+    return float(stats.t.ppf(1 - FAMILY_ALPHA / (2 * n_comparisons), reps - 1))
+
+
+def _check(samples: np.ndarray, exact: float, n_comparisons: int, what: str) -> None:
+    samples = np.asarray(samples, dtype=float)
+    mean = samples.mean()
+    se = samples.std(ddof=1) / math.sqrt(samples.size)
+    q = _quantile(n_comparisons, samples.size)
+    assert abs(mean - exact) <= q * se, (
+        f"{what}: simulated {mean:.6g} +- {q * se:.2g} ({q:.2f} SE) vs exact {exact:.6g}"
+    )
+
+
+def erlang_c(m: int, a: float) -> float:
+    """Erlang-C probability of waiting in an M/M/m queue with offered load ``a = lambda/mu``."""
+    top = a**m / math.factorial(m) * m / (m - a)
+    return top / (sum(a**k / math.factorial(k) for k in range(m)) + top)
+
+
+def mmm_tail(m: int, mu: float, lam: float, t: float) -> float:
+    """``P{T > t}`` of the FCFS M/M/m response time."""
+    c = erlang_c(m, lam / mu)
+    if m == 1:
+        return math.exp(-(mu - lam) * t)
+    if lam == (m - 1) * mu:  # the limit of the general formula
+        return math.exp(-mu * t) * (1.0 + c * mu * t)
+    return math.exp(-mu * t) + c * mu / ((m - 1) * mu - lam) * (
+        math.exp(-mu * t) - math.exp(-(m * mu - lam) * t)
+    )
+
+
+def mmm_miss_exponential(m: int, mu: float, lam: float, mean: float) -> float:
+    """``E[P{T > tau}]`` for ``tau ~ Exp`` with the given mean (Laplace transform at theta)."""
+    theta = 1.0 / mean
+    c = erlang_c(m, lam / mu)
+    e1 = theta / (theta + mu)
+    if m == 1:
+        return theta / (theta + mu - lam)
+    if lam == (m - 1) * mu:  # E[tau e^{-mu tau}] = theta/(theta + mu)^2
+        return e1 + c * mu * theta / (theta + mu) ** 2
+    e2 = theta / (theta + m * mu - lam)
+    return e1 + c * mu / ((m - 1) * mu - lam) * (e1 - e2)
+
+
+def _run(lam, m, mu, kind, params, **kw) -> DeadlineSimulationResult:
+    kw.setdefault("horizon", 2e5)
+    kw.setdefault("warmup", 2e3)
+    kw.setdefault("replications", REPS)
+    kw.setdefault("seed", SEED)
+    return simulate(lam, m, mu, kind, params, **kw)
+
+
+def _admit_all(n: int, width: int = 1) -> list[list[float]]:
+    """An index table that admits everything (pure routing, all indices 0 up to ``width``)."""
+    return [[0.0] * width for _ in range(n)]
+
+
+# -- single cluster, everything admitted --------------------------------------------------------
+def test_mm1_exponential_deadline():
+    lam, mu, mean = 0.8, 1.0, 2.0
+    res = _run(lam, [1], [mu], "exponential", [mean], index=_admit_all(1, 10**6))
+    theta = 1.0 / mean
+    _check(res.replication_miss_probabilities, theta / (theta + mu - lam), 3, "P(T > tau)")
+    _check(res.replication_miss_rates, lam * theta / (theta + mu - lam), 3, "miss rate")
+    _check(res.replication_response_times, 1.0 / (mu - lam), 3, "E[T]")
+    assert res.rejection_rate == 0.0
+    assert res.cost_rate == pytest.approx(res.miss_rate)
+
+
+def test_mm1_constant_deadline_response_and_waiting():
+    lam, mu, t = 0.7, 1.0, 3.0
+    table = _admit_all(1, 10**6)
+    res = _run(lam, [1], [mu], "constant", [t], index=table)
+    wait = _run(lam, [1], [mu], "constant", [t], index=table, on="waiting")
+    _check(res.replication_miss_probabilities, math.exp(-(mu - lam) * t), 2, "P(T > t)")
+    rho = lam / mu
+    _check(wait.replication_miss_probabilities, rho * math.exp(-(mu - lam) * t), 2, "P(W > t)")
+
+
+@pytest.mark.parametrize(
+    ("m", "mu", "lam"),
+    [(3, 1.0, 2.4), (2, 0.5, 0.6), (5, 0.6, 2.5)],
+)
+def test_mmm_response_tail(m, mu, lam):
+    table = _admit_all(1, 10**6)
+    t, low, high, mean = 1.5, 0.5, 3.0, 2.0
+    const = _run(lam, [m], [mu], "constant", [t], index=table)
+    unif = _run(lam, [m], [mu], "uniform", [low, high], index=table, seed=SEED + 1)
+    expo = _run(lam, [m], [mu], "exponential", [mean], index=table, seed=SEED + 2)
+    exact_unif = integrate.quad(lambda u: mmm_tail(m, mu, lam, u), low, high)[0] / (high - low)
+    _check(const.replication_miss_probabilities, mmm_tail(m, mu, lam, t), 3, "constant")
+    _check(unif.replication_miss_probabilities, exact_unif, 3, "uniform")
+    _check(expo.replication_miss_probabilities, mmm_miss_exponential(m, mu, lam, mean), 3, "exp")
+
+
+# -- Bernoulli splitting -----------------------------------------------------------------------
+def test_bernoulli_splitting_is_two_independent_mmm_queues():
+    lam, m, mu, mean, rcost = 2.0, [2, 3], [1.0, 0.5], 2.0, 2.5
+    p = [0.1, 0.5, 0.4]
+    res = _run(lam, m, mu, "exponential", [mean], split=p, rejection_cost=rcost)
+    exact_k = [mmm_miss_exponential(m[k], mu[k], lam * p[k + 1], mean) for k in range(2)]
+    miss = sum(lam * p[k + 1] * exact_k[k] for k in range(2))
+    n_cmp = 5
+    _check(res.replication_cluster_miss_probabilities[:, 0], exact_k[0], n_cmp, "cluster 1")
+    _check(res.replication_cluster_miss_probabilities[:, 1], exact_k[1], n_cmp, "cluster 2")
+    _check(res.replication_rejection_rates, lam * p[0], n_cmp, "rejection rate")
+    _check(res.replication_miss_rates, miss, n_cmp, "miss rate")
+    _check(res.replication_costs, rcost * lam * p[0] + miss, n_cmp, "cost rate")
+    np.testing.assert_allclose(
+        res.cluster_admission_rate, [lam * p[1], lam * p[2]], rtol=0.01
+    )  # sanity (binomial thinning); the t tests above are the real checks
+
+
+# -- index tables ------------------------------------------------------------------------------
+def _mmmz_blocking(m: int, mu: float, lam: float, z: int) -> float:
+    w = [1.0]
+    for x in range(1, z + 1):
+        w.append(w[-1] * lam / (mu * min(x, m)))
+    return w[-1] / sum(w)
+
+
+@pytest.mark.parametrize(
+    ("lam", "m", "mu", "z"),
+    [(2.5, 2, 1.0, 4), (1.2, 2, 0.5, 300)],  # the second overloads (rings grow and wrap)
+)
+def test_threshold_table_gives_mmmz_blocking(lam, m, mu, z):
+    rcost = 1.0
+    short = _run(lam, [m], [mu], "exponential", [1.0], index=[[0.0] * z], rejection_cost=rcost)
+    block = _mmmz_blocking(m, mu, lam, z)
+    _check(short.replication_rejection_rates, lam * block, 1, "M/M/m/z blocking")
+    # Missing columns are +inf: the same table with explicit +inf columns is bit-identical.
+    padded = [[0.0] * z + [math.inf] * 3]
+    explicit = _run(lam, [m], [mu], "exponential", [1.0], index=padded, rejection_cost=rcost)
+    np.testing.assert_array_equal(explicit.replication_costs, short.replication_costs)
+    # A finite index above R rejects as well (reject iff min index >= R).
+    high = [[0.0] * z + [rcost] * 3]
+    at_r = _run(lam, [m], [mu], "exponential", [1.0], index=high, rejection_cost=rcost)
+    np.testing.assert_array_equal(at_r.replication_costs, short.replication_costs)
+    # Pure routing with a binding truncation: rejected jobs cost +inf.
+    pure = _run(lam, [m], [mu], "exponential", [1.0], index=[[0.0] * z], horizon=1e3)
+    assert pure.rejection_rate > 0 and math.isinf(pure.cost_rate)
+
+
+def test_overflow_routing_two_clusters_vs_ctmc():
+    """Cluster 1 while ``x_1 < z_1``, else cluster 2 while ``x_2 < z_2``, else reject.
+
+    Cluster 1 alone is overloaded, so its ring buffer grows (copying cluster 2's) and wraps;
+    blocking depends on how cluster 2's count evolves. The exact rejection rate comes
+    from the two-dimensional birth-death chain (sparse solve).
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.linalg import spsolve
+
+    lam, m, mu, z = 2.4, (2, 1), (1.0, 0.5), (100, 12)
+    size = (z[0] + 1) * (z[1] + 1)
+
+    def idx(a: int, b: int) -> int:
+        return a * (z[1] + 1) + b
+
+    rows, cols, vals = [], [], []
+    for a in range(z[0] + 1):
+        for b in range(z[1] + 1):
+            moves = []
+            if a < z[0]:
+                moves.append((idx(a + 1, b), lam))
+            elif b < z[1]:
+                moves.append((idx(a, b + 1), lam))
+            if a > 0:
+                moves.append((idx(a - 1, b), mu[0] * min(a, m[0])))
+            if b > 0:
+                moves.append((idx(a, b - 1), mu[1] * min(b, m[1])))
+            for j, rate in moves:
+                rows += [idx(a, b), idx(a, b)]
+                cols += [j, idx(a, b)]
+                vals += [rate, -rate]
+    q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr().T.tolil()
+    q[0, :] = 1.0  # replace one balance equation by the normalisation
+    rhs = np.zeros(size)
+    rhs[0] = 1.0
+    pi = spsolve(q.tocsc(), rhs)
+    table = [[0.0] * z[0], [0.5] * z[1]]
+    res = _run(lam, list(m), list(mu), "constant", [1.0], index=table, rejection_cost=1.0)
+    _check(res.replication_rejection_rates, lam * pi[idx(*z)], 1, "overflow blocking")
+
+
+def test_ties_go_to_lowest_cluster_and_index_routes():
+    # All indices equal: every job goes to cluster 1 (index 0).
+    res = _run(0.5, [1, 1], [1.0, 1.0], "constant", [1.0], index=_admit_all(2, 10**5), horizon=1e4)
+    assert res.cluster_admission_rate[1] == 0.0
+    assert res.cluster_admission_rate[0] > 0.0
+    # Cluster 1 is "full" beyond x = 0 and cluster 2 always costs 1 < R: a job goes to cluster
+    # 1 iff it is empty, so cluster 1 is an M/M/1/1 loss system fed by lambda.
+    lam, mu = 1.2, 1.0
+    table = [[0.0], [1.0] * 10**5]
+    res = _run(lam, [1, 1], [mu, 2.0], "constant", [1.0], index=table, rejection_cost=5.0)
+    block = _mmmz_blocking(1, mu, lam, 1)
+    assert res.rejection_rate == 0.0
+    assert res.cluster_admission_rate[0] == pytest.approx(lam * (1 - block), rel=0.01)
+
+
+# -- independent discrete-event library ----------------------------------------------------------
+def test_against_ciw_mm2():
+    ciw = pytest.importorskip("ciw")
+    lam, mu, m, t = 1.5, 1.0, 2, 1.5
+    horizon, warmup, reps = 4000.0, 200.0, 6
+    ciw_resp, ciw_miss = [], []
+    for r in range(reps):
+        ciw.seed(SEED + r)
+        net = ciw.create_network(
+            arrival_distributions=[ciw.dists.Exponential(rate=lam)],
+            service_distributions=[ciw.dists.Exponential(rate=mu)],
+            number_of_servers=[m],
+        )
+        sim = ciw.Simulation(net)
+        sim.simulate_until_max_time(warmup + horizon + 200.0)
+        recs = [
+            rec for rec in sim.get_all_records() if warmup <= rec.arrival_date < warmup + horizon
+        ]
+        resp = np.array([rec.exit_date - rec.arrival_date for rec in recs])
+        ciw_resp.append(resp.mean())
+        ciw_miss.append(np.mean(resp > t))
+    ours = _run(lam, [m], [mu], "constant", [t], index=_admit_all(1, 10**6), horizon=5e4)
+    q = _quantile(2, reps)
+    for what, theirs, mine in (
+        ("mean response time", ciw_resp, ours.replication_response_times),
+        ("P(T > t)", ciw_miss, ours.replication_miss_probabilities),
+    ):
+        theirs = np.asarray(theirs)
+        se = math.sqrt(theirs.var(ddof=1) / theirs.size + np.var(mine, ddof=1) / np.size(mine))
+        assert abs(theirs.mean() - np.mean(mine)) <= q * se, (what, theirs.mean(), np.mean(mine))
+    # and both agree with the formula for the miss probability (sanity)
+    assert np.mean(ciw_miss) == pytest.approx(mmm_tail(m, mu, lam, t), abs=0.02)
+
+
+# -- reproducibility and arguments ---------------------------------------------------------------
+def test_seeds_reproduce_bit_for_bit():
+    kw = dict(index=[[0.0, 0.3, 0.6], [0.1, 0.2, 0.5, 0.9]], rejection_cost=0.8, horizon=2e3)
+    a = _run(1.5, [1, 2], [1.0, 0.7], "uniform", [0.5, 2.0], keys=("x", 3), **kw)
+    b = _run(1.5, [1, 2], [1.0, 0.7], "uniform", [0.5, 2.0], keys=("x", 3), **kw)
+    c = _run(1.5, [1, 2], [1.0, 0.7], "uniform", [0.5, 2.0], keys=("x", 4), **kw)
+    for name in (
+        "replication_costs",
+        "replication_rejection_rates",
+        "replication_miss_rates",
+        "replication_miss_probabilities",
+        "replication_response_times",
+        "cluster_admission_rate",
+    ):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert not np.array_equal(a.replication_costs, c.replication_costs)
+    assert a.to_dict() == b.to_dict() and a.events == b.events
+    assert set(a.to_dict()) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
+    assert a.events > 0 and a.events_per_second > 0
+
+
+def test_bad_arguments():
+    ok = dict(horizon=10.0, warmup=1.0, replications=2, seed=0)
+    with pytest.raises(ValueError, match="exactly one"):
+        simulate(1.0, [1], [2.0], "constant", [1.0], **ok)
+    with pytest.raises(ValueError, match="deadline_kind"):
+        simulate(1.0, [1], [2.0], "gamma", [1.0], index=[[0.0]], **ok)
+    with pytest.raises(ValueError, match="deadline_params"):
+        simulate(1.0, [1], [2.0], "uniform", [1.0], index=[[0.0]], **ok)
+    with pytest.raises(ValueError, match="split"):
+        simulate(1.0, [1], [2.0], "constant", [1.0], split=[0.5, 0.6], rejection_cost=1, **ok)
+    with pytest.raises(ValueError, match="rejection_cost"):
+        simulate(1.0, [1], [2.0], "constant", [1.0], split=[0.5, 0.5], **ok)
+    with pytest.raises(ValueError, match="replications"):
+        simulate(1.0, [1], [2.0], "constant", [1.0], index=[[0.0]], **{**ok, "replications": 1})
+    with pytest.raises(ValueError, match="servers"):
+        simulate(1.0, [0], [2.0], "constant", [1.0], index=[[0.0]], **ok)
+    with pytest.raises(ValueError, match="index"):
+        simulate(1.0, [1, 1], [2.0, 1.0], "constant", [1.0], index=[[0.0]], **ok)
+    with pytest.raises(ValueError, match="on"):
+        simulate(1.0, [1], [2.0], "constant", [1.0], index=[[0.0]], on="service", **ok)
