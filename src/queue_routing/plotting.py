@@ -247,3 +247,20 @@ def save_figure(
         for tmp in temps:
             tmp.unlink(missing_ok=True)
     return [pdf, png]
+
+
+def require_columns(df: Any, columns: Any, what: str, *, allow_empty: bool = True) -> None:
+    """Raise ``ValueError`` naming the columns missing from the table ``df`` of a figure.
+
+    ``what`` names the table in the message; with ``allow_empty=False`` an empty table is an
+    error too. (``TypeError`` if ``df`` is not a pandas DataFrame.)
+    """
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} is missing column(s) {missing}; it has {list(df.columns)}")
+    if not allow_empty and df.empty:
+        raise ValueError(f"{what} is empty")

@@ -25,7 +25,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, Patch
 from matplotlib.path import Path as MplPath
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import GREY, PALETTE, lighten, new_figure, styled
+from ..plotting import GREY, PALETTE, lighten, new_figure, require_columns, styled
 from .instances import TABLE1
 
 __all__ = [
@@ -96,13 +96,7 @@ _COST_LABEL = "optimal holding cost (cost per unit time)"
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    """Raise ``ValueError`` naming the missing columns of ``df``."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} is missing column(s) {missing}; it has {list(df.columns)}")
+_require = require_columns
 
 
 def _vec(values: Sequence[float] | np.ndarray) -> str:

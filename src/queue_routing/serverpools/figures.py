@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
-from ..plotting import GREY, PALETTE, lighten, new_figure, styled
+from ..plotting import GREY, PALETTE, lighten, new_figure, require_columns, styled
 
 __all__ = [
     "PAPER",
@@ -48,14 +48,8 @@ EXAMPLE_COLORS = {"stable": PALETTE[0], "unstable": PALETTE[1]}
 
 
 def _require(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    """Raise ``ValueError`` naming the missing columns of ``df``."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what} is missing column(s) {missing}; it has {list(df.columns)}")
-    if df.empty:
-        raise ValueError(f"{what} is empty")
+    """Raise ``ValueError`` naming the missing columns of ``df``, or if it is empty."""
+    require_columns(df, columns, what, allow_empty=False)
 
 
 def _color(example: str, k: int) -> str:
