@@ -1,0 +1,390 @@
+"""Exact evaluation and optimal control on the truncated CTMC (``shared/spec/deadlines.md``,
+"Evaluating a policy" and "Index policies: Optimal"); Niño-Mora (2012).
+
+State ``x = (x_1..x_n)``, ``x_k`` jobs in cluster ``k`` (``0..L``); a cluster at level ``L``
+cannot admit. Arrivals at rate ``lam`` (jobs per unit time); cluster ``k`` completes at rate
+``mu_k min(x_k, m_k)``. A job routed to cluster ``k`` in state ``x`` misses its deadline with
+probability ``P_k^miss(x_k)`` (decided at arrival, costs 1); a rejected job costs ``R``.
+
+Truncation. A job the policy cannot place because of the level ``L`` is *lost* (pure
+routing with every cluster full, or a Bernoulli-split job sent to a full cluster): it is not
+charged and its rate is reported as ``lost_rate``. ``truncation_rate`` is the rate of arrivals
+whose decision the level ``L`` changed (lost jobs included); both should be negligible for
+the result to describe the untruncated system. Index tables are read like the simulator
+reads them: beyond a row's last entry the index is ``+inf`` (cluster treated as full).
+
+Stationary distributions: ``scipy.sparse.linalg.spsolve`` on ``Q^T pi = 0`` with
+``pi(0) = 1`` fixed and the balance equation of state 0 dropped (the rest is nonsingular for
+an irreducible chain; a dense normalisation row would fill the LU factors), then normalised.
+Optimal policy: relative value iteration on the uniformised chain (rate
+``Lambda = lam + sum_k m_k mu_k``), vectorised over the state grid, stopped when the span
+bounds on the average cost ``g`` are within ``tol``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve
+
+from .kernels import miss_probability
+from .model import Instance
+from .splitting import BernoulliSplit, optimal_split
+
+__all__ = [
+    "LOST",
+    "REJECT",
+    "ExactEvaluation",
+    "OptimalPolicy",
+    "evaluate_actions",
+    "evaluate_index_policy",
+    "evaluate_split",
+    "optimal_policy",
+    "optimal_policy_converged",
+]
+
+#: Action codes of a decision table: reject, or lost (no admissible cluster, pure routing).
+REJECT = -1
+LOST = -2
+
+_MAX_STATES = 2_000_000
+
+
+@dataclass(frozen=True)
+class ExactEvaluation:
+    """Long-run rates of one policy on the CTMC truncated at level ``L`` (per unit time).
+
+    Attributes
+    ----------
+    cost_rate:
+        ``R * rejection_rate + miss_rate`` (``miss_rate`` alone for pure routing).
+    rejection_rate:
+        Rejected jobs per unit time (0 for pure routing).
+    miss_rate:
+        ``lam sum_x pi(x) sum_k route_k(x) P_k^miss(x_k)``, missed jobs per unit time.
+    cluster_miss_rate, cluster_admission_rate:
+        Per cluster, shape ``(n,)``.
+    lost_rate:
+        Jobs lost to the truncation (not charged) per unit time.
+    truncation_rate:
+        Arrivals per unit time whose decision the level ``L`` changed (``>= lost_rate``).
+    boundary_mass:
+        Stationary probability that some cluster is at level ``L``.
+    L:
+        The truncation level.
+    """
+
+    cost_rate: float
+    rejection_rate: float
+    miss_rate: float
+    cluster_miss_rate: np.ndarray
+    cluster_admission_rate: np.ndarray
+    lost_rate: float
+    truncation_rate: float
+    boundary_mass: float
+    L: int
+
+
+def _check_level(instance: Instance, L: int) -> tuple[int, int]:
+    n = instance.n_clusters
+    if isinstance(L, bool) or int(L) != L or L < 1:
+        raise ValueError(f"L must be an integer >= 1, got {L!r}")
+    if not 1 <= n <= 3:
+        raise ValueError(f"exact evaluation needs 1 <= n <= 3 clusters, got {n}")
+    if (int(L) + 1) ** n > _MAX_STATES:
+        raise ValueError(f"(L+1)^n = {(int(L) + 1) ** n} states exceeds {_MAX_STATES}")
+    return n, int(L)
+
+
+def _states(n: int, L: int) -> np.ndarray:
+    """All states, shape ``(N, n)``, in C order of the grid ``(L+1,)*n``."""
+    return np.indices((L + 1,) * n).reshape(n, -1).T
+
+
+def _miss_table(instance: Instance, L: int) -> np.ndarray:
+    """``P_k^miss(x)``, shape ``(n, L+1)``."""
+    dl = instance.deadline
+    return np.vstack(
+        [miss_probability(np.arange(L + 1), c.servers, c.rate, dl) for c in instance.clusters]
+    )
+
+
+def stationary(instance: Instance, L: int, route: np.ndarray) -> np.ndarray:
+    """Stationary distribution (shape ``(N,)``) of the truncated CTMC in which an arrival in
+    state ``i`` joins cluster ``k`` with probability ``route[i, k]`` (0 where ``x_k = L``)."""
+    n, L = _check_level(instance, L)
+    x = _states(n, L)
+    size = x.shape[0]
+    strides = np.array([(L + 1) ** (n - 1 - k) for k in range(n)])
+    lam = instance.arrival_rate
+    rows, cols, vals = [], [], []
+    idx = np.arange(size)
+    for k, c in enumerate(instance.clusters):
+        up = route[:, k] > 0
+        rows.append(idx[up])
+        cols.append(idx[up] + strides[k])
+        vals.append(lam * route[up, k])
+        down = x[:, k] > 0
+        rows.append(idx[down])
+        cols.append(idx[down] - strides[k])
+        vals.append(c.rate * np.minimum(x[down, k], c.servers))
+    r, cc, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    out = np.bincount(r, weights=v, minlength=size)
+    q = sp.coo_matrix(
+        (np.concatenate([v, -out]), (np.concatenate([r, idx]), np.concatenate([cc, idx]))),
+        shape=(size, size),
+    )
+    # pi_0 = 1, drop the balance equation of state 0 (keeps the LU factors sparse)
+    a = q.T.tocsc()
+    rest = spsolve(a[1:, 1:], -a[1:, 0].toarray().ravel())
+    pi = np.clip(np.concatenate([[1.0], np.atleast_1d(rest)]), 0.0, None)
+    return pi / pi.sum()
+
+
+def _evaluate(
+    instance: Instance,
+    L: int,
+    route: np.ndarray,
+    reject: np.ndarray,
+    lost: np.ndarray,
+    changed: np.ndarray,
+) -> ExactEvaluation:
+    n, L = _check_level(instance, L)
+    x = _states(n, L)
+    pi = stationary(instance, L, route)
+    lam = instance.arrival_rate
+    pm = _miss_table(instance, L)
+    miss_k = np.array([lam * np.dot(pi, route[:, k] * pm[k, x[:, k]]) for k in range(n)])
+    adm_k = lam * (pi @ route)
+    rej = lam * float(np.dot(pi, reject))
+    r_cost = instance.rejection_cost
+    cost = float(miss_k.sum()) + (0.0 if r_cost is None else r_cost * rej)
+    return ExactEvaluation(
+        cost_rate=cost,
+        rejection_rate=rej,
+        miss_rate=float(miss_k.sum()),
+        cluster_miss_rate=miss_k,
+        cluster_admission_rate=adm_k,
+        lost_rate=lam * float(np.dot(pi, lost)),
+        truncation_rate=lam * float(np.dot(pi, changed)),
+        boundary_mass=float(pi[np.any(x == L, axis=1)].sum()),
+        L=L,
+    )
+
+
+def _decide(instance: Instance, values: np.ndarray, L: int) -> tuple[np.ndarray, ...]:
+    """Index decisions for ``values[i, k] = nu_k(x_k)``: ``(route, reject, lost)``."""
+    n = instance.n_clusters
+    size = values.shape[0]
+    r_cost = math.inf if instance.rejection_cost is None else instance.rejection_cost
+    best = values.min(axis=1)
+    k = np.argmin(values, axis=1)  # ties: lowest k
+    admit = best < r_cost
+    route = np.zeros((size, n))
+    route[np.flatnonzero(admit), k[admit]] = 1.0
+    lost = ~admit & np.isinf(best) & math.isinf(r_cost)
+    reject = ~admit & ~lost
+    return route, reject.astype(float), lost.astype(float)
+
+
+def evaluate_index_policy(instance: Instance, table, L: int) -> ExactEvaluation:
+    """Exact rates of the index policy ``table[k][x]`` (rows may differ in length; ``+inf``
+    beyond a row and at level ``L``): reject iff ``min_k nu_k(x_k) >= R``, else route to the
+    smallest index, ties to the lowest ``k``."""
+    n, L = _check_level(instance, L)
+    rows = [np.asarray(r, dtype=float).ravel() for r in table]
+    if len(rows) != n:
+        raise ValueError(f"table must have one row per cluster ({n}), got {len(rows)}")
+    x = _states(n, L)
+    free = np.empty((x.shape[0], n))
+    for k, row in enumerate(rows):
+        padded = np.full(L + 1, np.inf)
+        w = min(row.size, L + 1)
+        padded[:w] = row[:w]
+        free[:, k] = padded[x[:, k]]
+    trunc = free.copy()
+    trunc[x == L] = np.inf
+    route, reject, lost = _decide(instance, trunc, L)
+    route0, reject0, _ = _decide(instance, free, L)
+    changed = np.any(route != route0, axis=1) | (reject != reject0)
+    return _evaluate(instance, L, route, reject, lost, changed.astype(float))
+
+
+def evaluate_split(
+    instance: Instance, L: int, split: BernoulliSplit | None = None
+) -> ExactEvaluation:
+    """Exact rates of Bernoulli splitting (default: :func:`optimal_split`) truncated at ``L``:
+    a job sent to a cluster at level ``L`` is lost."""
+    n, L = _check_level(instance, L)
+    split = optimal_split(instance) if split is None else split
+    p = np.asarray(split.probabilities, dtype=float)
+    x = _states(n, L)
+    full = x == L
+    route = np.where(full, 0.0, p[None, :])
+    lost = np.where(full, p[None, :], 0.0).sum(axis=1)
+    reject = np.full(x.shape[0], split.rejection_probability)
+    return _evaluate(instance, L, route, reject, lost, lost > 0)
+
+
+def evaluate_actions(instance: Instance, actions: np.ndarray, L: int) -> ExactEvaluation:
+    """Exact rates of a deterministic decision table ``actions`` of shape ``(L+1,)*n``:
+    ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`."""
+    n, L = _check_level(instance, L)
+    a = np.asarray(actions).reshape(-1)
+    x = _states(n, L)
+    size = x.shape[0]
+    route = np.zeros((size, n))
+    ok = a >= 0
+    route[np.flatnonzero(ok), a[ok]] = 1.0
+    if np.any(route[x == L] > 0):
+        raise ValueError("actions route to a cluster at level L")
+    lost = (a == LOST).astype(float)
+    return _evaluate(instance, L, route, (a == REJECT).astype(float), lost, lost)
+
+
+# ---------------------------------------------------------------------------------------
+# optimal policy: relative value iteration
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OptimalPolicy:
+    """Average-cost optimal policy of the MDP truncated at level ``L``.
+
+    Attributes
+    ----------
+    cost_rate:
+        Optimal average cost per unit time (midpoint of the span bounds).
+    lower, upper:
+        Span bounds ``Lambda min(Th - h)``, ``Lambda max(Th - h)`` at the last iteration.
+    actions:
+        Decision table, shape ``(L+1,)*n``: cluster ``k``, :data:`REJECT` or :data:`LOST`.
+    relative_values:
+        ``h`` with ``h(0) = 0`` (cost units).
+    iterations, converged, seconds:
+        RVI iterations, whether ``upper - lower <= tol`` was reached, wall time (s).
+    L:
+        Truncation level.
+    history:
+        ``((L, cost_rate), ...)`` of the truncation check (only from
+        :func:`optimal_policy_converged`).
+    """
+
+    cost_rate: float
+    lower: float
+    upper: float
+    actions: np.ndarray = field(repr=False)
+    relative_values: np.ndarray = field(repr=False)
+    iterations: int
+    converged: bool
+    seconds: float
+    L: int
+    history: tuple = ()
+
+
+def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
+    """``h`` at ``x + step e_axis`` (edge values where out of range; callers mask those)."""
+    n = h.shape[axis]
+    idx = np.clip(np.arange(n) + step, 0, n - 1)
+    return np.take(h, idx, axis=axis)
+
+
+def optimal_policy(
+    instance: Instance,
+    L: int,
+    tol: float = 1e-9,
+    *,
+    max_iter: int = 200_000,
+    h0: np.ndarray | None = None,
+) -> OptimalPolicy:
+    """Relative value iteration (uniformised, rate ``Lambda = lam + sum m_k mu_k``) on the
+    truncated state space ``{0..L}^n`` (n <= 3), actions reject (if ``R`` is finite) or
+    route to a cluster below level ``L``; in pure routing a job finding every cluster at
+    ``L`` is lost (cost 0). Stops when ``upper - lower <= tol`` (cost per unit time).
+    ``h0`` warm-starts the relative values (any shape ``(L'+1,)*n``; cropped/edge-padded)."""
+    n, L = _check_level(instance, L)
+    t0 = time.perf_counter()
+    lam = instance.arrival_rate
+    r_cost = instance.rejection_cost
+    shape = (L + 1,) * n
+    grids = np.indices(shape)
+    pm = _miss_table(instance, L)
+    big_lam = lam + sum(c.capacity for c in instance.clusters)
+    dep = [c.rate * np.minimum(grids[k], c.servers) for k, c in enumerate(instance.clusters)]
+    stay = big_lam - lam - sum(dep)
+    miss = [pm[k][grids[k]] for k in range(n)]
+    full = [grids[k] == L for k in range(n)]
+    if h0 is None:
+        h = np.zeros(shape)
+    else:
+        h0 = np.asarray(h0, dtype=float)
+        h = np.pad(h0[tuple(slice(0, L + 1) for _ in range(n))],
+                   [(0, max(0, L + 1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
+    q = np.empty((n + 1, *shape))
+    lower = upper = math.nan
+    it = 0
+    converged = False
+    for it in range(1, max_iter + 1):  # noqa: B007
+        for k in range(n):
+            q[k] = np.where(full[k], np.inf, miss[k] + _shift(h, k, 1))
+        q[n] = np.inf if r_cost is None else r_cost + h
+        best = q.min(axis=0)
+        best = np.where(np.isinf(best), h, best)  # lost job (pure routing, all full)
+        th = lam * best + stay * h
+        for k in range(n):
+            th += dep[k] * _shift(h, k, -1)
+        th /= big_lam
+        diff = th - h
+        lower, upper = big_lam * float(diff.min()), big_lam * float(diff.max())
+        h = th - th.flat[0]
+        if upper - lower <= tol:
+            converged = True
+            break
+    for k in range(n):
+        q[k] = np.where(full[k], np.inf, miss[k] + _shift(h, k, 1))
+    q[n] = np.inf if r_cost is None else r_cost + h
+    best_k = np.argmin(q, axis=0)
+    actions = np.where(best_k == n, REJECT, best_k)
+    actions = np.where(np.isinf(q.min(axis=0)), LOST, actions)
+    return OptimalPolicy(
+        cost_rate=0.5 * (lower + upper),
+        lower=lower,
+        upper=upper,
+        actions=actions,
+        relative_values=h,
+        iterations=it,
+        converged=converged,
+        seconds=time.perf_counter() - t0,
+        L=L,
+    )
+
+
+def optimal_policy_converged(
+    instance: Instance,
+    L0: int,
+    tol: float = 1e-6,
+    *,
+    factor: float = 1.5,
+    max_level: int = 400,
+    rvi_tol: float | None = None,
+) -> OptimalPolicy:
+    """Raise the truncation level ``L0, ceil(factor L0), ...`` until the optimal cost moves
+    by less than ``tol`` (cost per unit time); return the policy at the final level with the
+    ``history`` of ``(L, cost)``. Raises :class:`RuntimeError` past ``max_level``."""
+    rvi_tol = tol / 100.0 if rvi_tol is None else rvi_tol
+    level = int(L0)
+    res = optimal_policy(instance, level, rvi_tol)
+    history = [(level, res.cost_rate)]
+    while True:
+        nxt = max(level + 1, math.ceil(factor * level))
+        if nxt > max_level:
+            raise RuntimeError(
+                f"optimal cost not stable to {tol:g} below L = {max_level}: history {history}"
+            )
+        new = optimal_policy(instance, nxt, rvi_tol, h0=res.relative_values)
+        history.append((nxt, new.cost_rate))
+        if abs(new.cost_rate - res.cost_rate) < tol:
+            return OptimalPolicy(**{**new.__dict__, "history": tuple(history)})
+        level, res = nxt, new

@@ -1,0 +1,235 @@
+"""Index policies, exact evaluation and the optimal policy of Part B (Niño-Mora 2012).
+
+Independent references: a dense solve of the Poisson equation (PI), exact rational
+arithmetic over thresholds (RB), the closed forms of ``splitting.py`` (BS), the compiled
+simulator (index policies) and the optimal cost as a lower bound (every heuristic).
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from queue_routing.deadlines.exact import (
+    evaluate_actions,
+    evaluate_index_policy,
+    evaluate_split,
+    optimal_policy,
+    optimal_policy_converged,
+)
+from queue_routing.deadlines.indices import (
+    check_indexable,
+    index_table,
+    io_index,
+    pi_increments,
+    pi_index,
+    rb_index,
+)
+from queue_routing.deadlines.kernels import f, miss_probability
+from queue_routing.deadlines.model import Cluster, Deadline, Instance
+from queue_routing.deadlines.simulation import simulate
+from queue_routing.deadlines.splitting import optimal_split
+
+CONST = Deadline("constant", t=1.5)
+UNIF = Deadline("uniform", low=0.5, high=2.5)
+EXPO = Deadline("exponential", mean=1.5)
+
+
+def _inst(lam, r_cost, deadline=CONST, clusters=((3, 1.0), (2, 0.8))):
+    return Instance(lam, tuple(Cluster(m, mu) for m, mu in clusters), r_cost, deadline)
+
+
+# -- PI ------------------------------------------------------------------------------------
+def test_pi_spec_numbers():
+    nu = pi_index(Cluster(3, 1.0), CONST, 2.4, 3)
+    np.testing.assert_allclose(nu, [0.520, 0.644, 0.870, 1.329], atol=5e-4)
+
+
+def test_pi_spec_unstable_case_is_finite():
+    # the spec: forward recursion gives -157 instead of 1.087 at x = 20 (matches t = 2)
+    nu = pi_index(Cluster(3, 0.6), Deadline("constant", t=2.0), 0.2, 40)
+    assert nu[20] == pytest.approx(1.087, abs=5e-4)
+    assert check_indexable(nu).indexable
+
+
+def _poisson_increments(cluster, deadline, lam, n_states, upto):
+    """``h(x+1) - h(x)`` from a dense solve of ``c - g + Q h = 0``, ``h(0) = 0``."""
+    x = np.arange(n_states + 1)
+    c = lam * miss_probability(x, cluster.servers, cluster.rate, deadline)
+    q = np.zeros((x.size, x.size))
+    up = np.full(x.size, lam)
+    up[-1] = 0.0
+    down = cluster.rate * np.minimum(x, cluster.servers)
+    q[x[:-1], x[:-1] + 1] = up[:-1]
+    q[x[1:], x[1:] - 1] = down[1:]
+    q[x, x] = -(up + down)
+    # unknowns (h(1..N), g): Q[:, 1:] h - g = -c
+    a = np.hstack([q[:, 1:], -np.ones((x.size, 1))])
+    sol = np.linalg.solve(a, -c)
+    h = np.concatenate([[0.0], sol[:-1]])
+    return np.diff(h)[: upto + 1]
+
+
+@pytest.mark.parametrize(
+    ("m", "mu", "lam", "deadline"),
+    [(3, 1.0, 2.4, CONST), (3, 0.6, 0.2, Deadline("constant", t=2.0)), (2, 1.0, 1.5, UNIF),
+     (1, 2.0, 1.2, EXPO), (4, 0.5, 1.9, Deadline("exponential", mean=1.0, on="waiting"))],
+)  # fmt: skip
+def test_pi_increments_match_dense_poisson_solve(m, mu, lam, deadline):
+    c = Cluster(m, mu)
+    ref = _poisson_increments(c, deadline, lam, 600, 40)
+    got = pi_increments(c, deadline, lam, 40)
+    np.testing.assert_allclose(got, ref, rtol=1e-8, atol=1e-10)
+
+
+def test_pi_zero_rate_is_io_and_unused_cluster():
+    c = Cluster(2, 0.5)
+    np.testing.assert_array_equal(pi_index(c, CONST, 0.0, 10), io_index(c, CONST, 10))
+    # a slow cluster BS leaves unused at low load gets the IO index in the PI table
+    inst = _inst(0.3, None, clusters=((4, 2.0), (1, 0.05)))
+    split = optimal_split(inst)
+    assert split.rates[1] == 0.0
+    tab = index_table(inst, "pi", 10)
+    np.testing.assert_array_equal(tab.table[1], io_index(inst.clusters[1], CONST, 10))
+
+
+# -- RB ------------------------------------------------------------------------------------
+def _exact_fg(cluster, deadline, lam, zmax):
+    """``F(z), G(z)`` of the M/M/m/z chain in exact rationals (given the float ``P(x)``)."""
+    p = [Fraction(float(v)) for v in miss_probability(np.arange(zmax + 1), cluster.servers,
+                                                       cluster.rate, deadline)]  # fmt: skip
+    lam_q = Fraction(lam)
+    mu = Fraction(cluster.rate)
+    w = [Fraction(1)]
+    for x in range(1, zmax + 1):
+        w.append(w[-1] * lam_q / (mu * min(x, cluster.servers)))
+    fz, gz = [], []
+    for z in range(zmax + 1):
+        tot = sum(w[: z + 1])
+        fz.append(lam_q * sum(w[x] * p[x] for x in range(z)) / tot)
+        gz.append(lam_q * w[z] / tot)
+    return fz, gz
+
+
+@pytest.mark.parametrize(
+    ("m", "mu", "lam", "deadline"),
+    [(3, 1.0, 2.4, CONST), (3, 1.0, 6.0, CONST), (2, 0.7, 3.0, UNIF), (1, 1.0, 0.5, EXPO)],
+)
+def test_rb_index_vs_threshold_optimisation(m, mu, lam, deadline):
+    c = Cluster(m, mu)
+    zmax = 45
+    nu = rb_index(c, deadline, lam, zmax - 1)
+    assert check_indexable(nu).indexable
+    fz, gz = _exact_fg(c, deadline, lam, zmax)
+    # the index is the charge at which thresholds x and x+1 tie
+    for x in range(zmax):
+        tie = (fz[x + 1] - fz[x]) / (gz[x] - gz[x + 1])
+        assert nu[x] == pytest.approx(float(tie), rel=1e-11)
+    # for charges between distinct index values the optimal threshold is #{x: nu(x) < c}
+    # (skip near-ties: beyond capacity the index converges geometrically to a limit)
+    vals = np.unique(nu[: zmax - 5])
+    gap = np.diff(vals) > 1e-8 * vals[1:]
+    charges = np.concatenate([[vals[0] / 2], ((vals[:-1] + vals[1:]) / 2)[gap]])
+    assert charges.size >= 5
+    for charge in charges:
+        cq = Fraction(float(charge))
+        costs = [fz[z] + cq * gz[z] for z in range(zmax + 1)]
+        best = min(range(zmax + 1), key=costs.__getitem__)
+        assert best == int(np.sum(nu < charge))
+
+
+def test_rb_no_cancellation_far_beyond_capacity():
+    nu = rb_index(Cluster(3, 1.0), CONST, 6.0, 400)
+    assert np.all(np.isfinite(nu)) and check_indexable(nu).indexable
+    assert nu[400] == pytest.approx(nu[200], rel=1e-12)  # converged, not garbage
+
+
+def test_check_indexable_reports_violations():
+    chk = check_indexable(np.array([0.1, 0.3, 0.2, 0.4, 0.39]))
+    assert not chk.indexable
+    assert chk.violations == (1, 3)
+    assert chk.max_drop == pytest.approx(0.1)
+
+
+# -- exact evaluation ----------------------------------------------------------------------
+@pytest.mark.parametrize("r_cost", [1.2, None])
+def test_exact_split_matches_closed_form(r_cost):
+    inst = _inst(4.2 if r_cost else 3.5, r_cost, UNIF)
+    split = optimal_split(inst)
+    if r_cost is not None:
+        assert split.rejected_rate > 0
+    closed = (
+        sum(
+            f(float(lk), c.servers, c.rate, inst.deadline)
+            for lk, c in zip(split.rates, inst.clusters, strict=True)
+        )
+        + (r_cost or 0.0) * split.rejected_rate
+    )
+    ev = evaluate_split(inst, 80, split)
+    assert ev.lost_rate < 1e-8
+    assert ev.cost_rate == pytest.approx(closed, abs=1e-8 + 2 * ev.lost_rate)
+    assert ev.rejection_rate == pytest.approx(split.rejected_rate, abs=1e-12)
+
+
+def test_exact_three_clusters_runs():
+    inst = _inst(3.0, 1.5, EXPO, clusters=((2, 1.0), (1, 0.8), (2, 0.4)))
+    ev = evaluate_index_policy(inst, index_table(inst, "pi", 30).table, 30)
+    bs = evaluate_split(inst, 30)
+    assert ev.cost_rate < bs.cost_rate
+    assert ev.truncation_rate < 1e-6
+
+
+def test_exact_index_policy_vs_simulation():
+    inst = _inst(3.2, 1.5, CONST)
+    level = 40
+    table = index_table(inst, "pi", level - 1).table  # +inf at level L in both
+    ev = evaluate_index_policy(inst, table, level)
+    sim = simulate(
+        inst.arrival_rate, inst.servers, inst.service_rates, "constant", [1.5],
+        rejection_cost=1.5, index=table, horizon=4000.0, warmup=100.0, replications=12,
+        seed=20120101,
+    )  # fmt: skip
+    assert abs(sim.cost_rate - ev.cost_rate) <= 1.5 * sim.ci95
+    assert abs(sim.rejection_rate - ev.rejection_rate) <= 1.5 * sim.rejection_ci95 + 1e-12
+    assert abs(sim.miss_rate - ev.miss_rate) <= 1.5 * sim.miss_ci95
+
+
+# -- optimal policy ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("lam", "r_cost", "deadline"),
+    [(3.5, 2.0, CONST), (3.5, None, CONST), (4.5, 0.8, UNIF), (3.0, None, EXPO)],
+)
+def test_optimal_below_every_heuristic(lam, r_cost, deadline):
+    inst = _inst(lam, r_cost, deadline)
+    level = 50
+    opt = optimal_policy(inst, level, 1e-10)
+    assert opt.converged
+    own = evaluate_actions(inst, opt.actions, level)
+    assert own.cost_rate == pytest.approx(opt.cost_rate, abs=1e-8)
+    evals = {p: evaluate_index_policy(inst, index_table(inst, p, level).table, level)
+             for p in ("io", "pi", "rb")}  # fmt: skip
+    evals["bs"] = evaluate_split(inst, level)
+    for name, ev in evals.items():
+        slack = 1e-8 + max(1.0, r_cost or 1.0) * ev.lost_rate
+        assert opt.cost_rate <= ev.cost_rate + slack, name
+
+
+@pytest.mark.parametrize(("lam", "r_cost"), [(3.5, None), (4.0, 2.0)])
+def test_rvi_stable_under_raising_level(lam, r_cost):
+    inst = _inst(lam, r_cost, CONST)  # pure routing at load 3.5/4.6 needs L ~ 100
+    res = optimal_policy_converged(inst, 20, tol=1e-6)
+    assert len(res.history) >= 2
+    assert abs(res.history[-1][1] - res.history[-2][1]) < 1e-6
+    bigger = optimal_policy(inst, int(1.5 * res.L), 1e-9)
+    assert bigger.cost_rate == pytest.approx(res.cost_rate, abs=3e-6)
+
+
+def test_rvi_fast_at_level_60():
+    inst = _inst(3.5, 2.0, CONST)
+    t0 = time.perf_counter()
+    res = optimal_policy(inst, 60, 1e-9)
+    assert res.converged
+    assert time.perf_counter() - t0 < 10.0
