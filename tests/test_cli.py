@@ -216,3 +216,100 @@ def test_serverpools_analyze_rejects_bad_input(capsys, monkeypatch):
     bad = '{"arrival_rates": [1.0], "pool_sizes": [1.0], "activities": []}'
     code, out, err = run(capsys, "serverpools", "analyze", "-", stdin=bad, monkeypatch=monkeypatch)
     assert code == 1 and out == "" and err.count("\n") == 1 and "activities" in err
+
+
+DEADLINES = {
+    "arrival_rate": 3.0,
+    "servers": [3, 2],
+    "service_rates": [1.0, 0.8],
+    "rejection_cost": 2.0,
+    "deadline": {"kind": "constant", "t": 1.5},
+}
+
+
+@pytest.fixture
+def deadlines_file(tmp_path):
+    path = tmp_path / "clusters.json"
+    path.write_text(json.dumps(DEADLINES))
+    return path
+
+
+def test_deadlines_evaluate_contract_and_optimality(capsys, deadlines_file):
+    costs = {}
+    for policy in ("bs", "io", "pi", "rb", "optimal"):
+        code, out, err = run(
+            capsys, "deadlines", "evaluate", str(deadlines_file), "--policy", policy
+        )
+        assert code == 0, err
+        obj = json.loads(out)
+        assert set(obj) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
+        # cost = R * rejection rate + miss rate (definition of the objective)
+        assert obj["cost_rate"] == pytest.approx(
+            2.0 * obj["rejection_rate"] + obj["miss_rate"], rel=1e-9
+        )
+        costs[policy] = obj["cost_rate"]
+    # relative value iteration (its own method) is never beaten by a heuristic's evaluation
+    assert all(costs["optimal"] <= c * (1 + 1e-6) for c in costs.values())
+
+
+def test_deadlines_simulation_agrees_with_exact(capsys, deadlines_file):
+    exact = json.loads(
+        run(capsys, "deadlines", "evaluate", str(deadlines_file), "--policy", "pi")[1]
+    )
+    sim = json.loads(
+        run(
+            capsys,
+            "deadlines",
+            "evaluate",
+            str(deadlines_file),
+            "--policy",
+            "pi",
+            "--method",
+            "simulation",
+            "--horizon",
+            "4000",
+        )[1]
+    )
+    assert abs(sim["cost_rate"] - exact["cost_rate"]) < 1.7 * sim["ci95"]  # 99.9%
+
+
+def test_deadlines_io_index_is_the_miss_probability(capsys, deadlines_file):
+    code, out, _ = run(
+        capsys,
+        "deadlines",
+        "index",
+        str(deadlines_file),
+        "--policy",
+        "io",
+        "--cluster",
+        "1",
+        "--upto",
+        "4",
+    )
+    assert code == 0
+    nu = json.loads(out)["index"]
+    assert len(nu) == 5
+    # a job finding x < m = 3 jobs starts at once: P(S > t) = exp(-mu t)
+    np.testing.assert_allclose(nu[:3], np.exp(-1.0 * 1.5), rtol=1e-12)
+    assert nu[3] > nu[2] and nu[4] > nu[3]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["index", "--policy", "pi", "--cluster", "3", "--upto", "4"], "--cluster must be"),
+        (["evaluate", "--policy", "optimal", "--method", "simulation"], "evaluated exactly"),
+    ],
+)
+def test_deadlines_bad_arguments(capsys, deadlines_file, argv, needle):
+    cmd, *rest = argv
+    code, out, err = run(capsys, "deadlines", cmd, str(deadlines_file), *rest)
+    assert code == 1 and out == "" and err.count("\n") == 1 and needle in err
+
+
+def test_deadlines_overloaded_pure_routing_is_rejected(capsys, monkeypatch):
+    bad = json.dumps({**DEADLINES, "arrival_rate": 9.0, "rejection_cost": None})
+    code, out, err = run(
+        capsys, "deadlines", "evaluate", "-", "--policy", "io", stdin=bad, monkeypatch=monkeypatch
+    )
+    assert code == 1 and out == "" and "deficit" in err

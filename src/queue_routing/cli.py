@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = ["main"]
 
 
@@ -98,6 +100,87 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
     return res.to_dict()
 
 
+# -- deadlines ----------------------------------------------------------------------------
+def _deadlines_instance(args: argparse.Namespace):
+    from .deadlines.model import Instance
+
+    return Instance.from_dict(_read_json(args.instance))
+
+
+def _deadline_params(deadline) -> tuple[str, tuple[float, ...]]:
+    if deadline.kind == "constant":
+        return "constant", (deadline.t,)
+    if deadline.kind == "uniform":
+        return "uniform", (deadline.low, deadline.high)
+    return "exponential", (deadline.mean,)
+
+
+def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    from .deadlines import exact, indices, simulation, splitting
+
+    inst = _deadlines_instance(args)
+    n = len(inst.clusters)
+    if args.method == "exact":
+        if n > 3:
+            raise CliError(f"--method exact handles at most 3 clusters, got {n}; use simulation")
+        level = args.truncation or (60 if n <= 2 else 30)
+        if args.policy == "optimal":
+            if n != 2:
+                raise CliError("--policy optimal is implemented for 2 clusters")
+            opt = exact.optimal_policy_converged(inst, level)
+            res = exact.evaluate_actions(inst, opt.actions, opt.L)
+        elif args.policy == "bs":
+            res = exact.evaluate_split(inst, level)
+        else:
+            table = indices.index_table(inst, args.policy, level).table
+            res = exact.evaluate_index_policy(inst, table, level)
+        return {
+            "cost_rate": res.cost_rate,
+            "rejection_rate": getattr(res, "rejection_rate", None),
+            "miss_rate": getattr(res, "miss_rate", None),
+            "ci95": None,
+        }
+    if args.policy == "optimal":
+        raise CliError("--policy optimal is evaluated exactly only (use --method exact)")
+    kind, params = _deadline_params(inst.deadline)
+    common = {
+        "on": inst.deadline.on,
+        "rejection_cost": inst.rejection_cost,
+        "horizon": args.horizon,
+        "warmup": 0.1 * args.horizon,
+        "replications": args.replications,
+        "seed": args.seed,
+        "keys": ("cli", args.policy),
+    }
+    servers = [c.servers for c in inst.clusters]
+    rates = [c.rate for c in inst.clusters]
+    if args.policy == "bs":
+        split = splitting.optimal_split(inst)
+        probs = np.concatenate([[split.rejected_rate], split.rates]) / inst.arrival_rate
+        res = simulation.simulate(
+            inst.arrival_rate, servers, rates, kind, params, split=probs, **common
+        )
+    else:
+        table = indices.index_table(inst, args.policy, args.table_size).table
+        res = simulation.simulate(
+            inst.arrival_rate, servers, rates, kind, params, index=table, **common
+        )
+    return res.to_dict()
+
+
+def _deadlines_index(args: argparse.Namespace) -> dict[str, Any]:
+    from .deadlines import indices
+
+    inst = _deadlines_instance(args)
+    n = len(inst.clusters)
+    if not 1 <= args.cluster <= n:
+        raise CliError(f"--cluster must be in 1..{n}, got {args.cluster}")
+    if args.upto < 0:
+        raise CliError(f"--upto must be >= 0, got {args.upto}")
+    table = indices.index_table(inst, args.policy, args.upto).table
+    return {"index": [float(v) for v in np.asarray(table[args.cluster - 1])[: args.upto + 1]]}
+
+
 # -- serverpools --------------------------------------------------------------------------
 def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
     from .serverpools.linear import analyze
@@ -163,6 +246,34 @@ def _build_parser() -> argparse.ArgumentParser:
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
     sim.set_defaults(func=_multiskill_simulate)
+    dl = parts.add_parser("deadlines", help="admission and routing of soft real-time jobs")
+    dl_cmd = dl.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ev = dl_cmd.add_parser("evaluate", help="cost, rejection and miss rates of a policy")
+    ev.add_argument("instance", help="JSON instance file or - for stdin")
+    ev.add_argument("--policy", choices=["bs", "io", "pi", "rb", "optimal"], required=True)
+    ev.add_argument("--method", choices=["exact", "simulation"], default="exact")
+    ev.add_argument(
+        "--truncation",
+        type=int,
+        default=None,
+        help="exact: jobs per cluster kept in the truncated chain (default 60/30)",
+    )
+    ev.add_argument(
+        "--horizon", type=float, default=20000.0, help="simulation: measured time per replication"
+    )
+    ev.add_argument("--replications", type=int, default=10)
+    ev.add_argument(
+        "--table-size", type=int, default=400, help="simulation: index table length per cluster"
+    )
+    ev.add_argument("--seed", type=int, default=0)
+    ev.set_defaults(func=_deadlines_evaluate)
+    ix = dl_cmd.add_parser("index", help="index function of one cluster")
+    ix.add_argument("instance", help="JSON instance file or - for stdin")
+    ix.add_argument("--policy", choices=["io", "pi", "rb"], required=True)
+    ix.add_argument("--cluster", type=int, required=True, help="cluster number, from 1")
+    ix.add_argument("--upto", type=int, required=True, help="largest number of jobs x")
+    ix.set_defaults(func=_deadlines_index)
+
     sp = parts.add_parser("serverpools", help="large flexible server pools under LQFS-LB")
     sp_cmd = sp.add_subparsers(dest="command", required=True, parser_class=_Parser)
     ana = sp_cmd.add_parser("analyze", help="static planning LP and local fluid stability")
