@@ -15,6 +15,7 @@ validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 include: "workflow/rules/common.smk"
 include: "workflow/rules/multiskill.smk"
 include: "workflow/rules/serverpools.smk"
+include: "workflow/rules/deadlines.smk"
 
 
 rule all:
@@ -22,3 +23,4 @@ rule all:
     input:
         rules.multiskill_all.input,
         rules.serverpools_all.input,
+        rules.deadlines_all.input,

@@ -59,6 +59,26 @@ SERVERPOOLS_FIGURES = [
     "serverpools_deviation",
     "serverpools_time_average",
 ]
+DEADLINES_TABLES = [
+    "results/deadlines/deadlines_two_cluster/arrival_rate.csv",
+    "results/deadlines/deadlines_two_cluster/rejection_cost.csv",
+    "results/deadlines/deadlines_two_cluster/mean_deadline.csv",
+    "results/deadlines/deadlines_two_cluster/distribution.csv",
+    "results/deadlines/deadlines_two_cluster/pure_routing.csv",
+    "results/deadlines/deadlines_gap_table/gaps.csv",
+    "results/deadlines/deadlines_gap_table/gaps.md",
+    "results/deadlines/deadlines_indices/indices.csv",
+    "results/deadlines/deadlines_large_table/large.csv",
+    "results/deadlines/deadlines_large_table/large.md",
+]
+DEADLINES_FIGURES = [
+    "deadlines_gap_distribution",
+    "deadlines_gap_rejection_cost",
+    "deadlines_gap_mean_deadline",
+    "deadlines_gap_pure_routing",
+    "deadlines_indices",
+    "deadlines_large",
+]
 MULTISKILL_FIGURES = [
     "multiskill_fig1_model",
     "multiskill_fig2_case_map",
@@ -108,10 +128,10 @@ def smoke_run(tmp_path_factory):
 
 
 def test_smoke_run_writes_every_table_and_figure(smoke_run):
-    for rel in MULTISKILL_TABLES + SERVERPOOLS_TABLES:
+    for rel in MULTISKILL_TABLES + SERVERPOOLS_TABLES + DEADLINES_TABLES:
         path = smoke_run / rel
         assert path.is_file() and path.stat().st_size > 0, rel
-    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES:
+    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES:
         for ext in ("pdf", "png"):
             path = smoke_run / "figures" / f"{name}.{ext}"
             assert path.is_file() and path.stat().st_size > 1000, path
@@ -133,13 +153,15 @@ def test_rerunning_rules_reproduces_tables_exactly(smoke_run):
         "serverpools_examples",
         "serverpools_stochastic",
         "serverpools_covariance",
+        "deadlines_two_cluster",
+        "deadlines_large",
     )
     assert digests(smoke_run) == before
 
 
 def test_dry_run_of_default_config_lists_every_figure(tmp_path):
     proc = snakemake(tmp_path, "-n")
-    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES:
+    for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES:
         for ext in ("pdf", "png"):
             assert f"figures/{name}.{ext}" in proc.stdout, name
 

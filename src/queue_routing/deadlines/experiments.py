@@ -1,0 +1,338 @@
+"""Numerical study of Part B (ours): Niño-Mora (2012), ``shared/spec/deadlines.md``,
+"Numerical study (ours)". The paper's Sec. 6 is missing from our source, so the instances,
+sweeps and tables are ours, built the way the paper describes its study.
+
+Every function returns a tidy :class:`pandas.DataFrame`; nothing is written here.
+Units: rates in jobs per unit time, deadlines in time units, costs per unit time, gaps in %.
+
+* :func:`two_cluster_sweep`: exact costs (truncated CTMC) of BS, IO, PI, RB and the optimal
+  cost (relative value iteration with a truncation check) on a two-cluster base instance, one
+  parameter varied at a time; gap (%) ``= 100 (cost - optimal) / optimal``.
+* :func:`gap_table`: mean and max gap per policy and sweep.
+* :func:`index_functions`: the indices ``nu^IO, nu^PI, nu^RB`` vs ``x`` on the base instance.
+* :func:`large_system`: simulated costs on ``n`` random clusters, relative to PI.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..seeding import rng_for
+from . import exact, indices, simulation, splitting
+from .indices import IndexabilityWarning
+from .model import Instance
+
+__all__ = [
+    "HEURISTICS",
+    "POLICY_LABELS",
+    "SWEEPS",
+    "base_instance",
+    "deadline_dict",
+    "gap_table",
+    "index_functions",
+    "large_instance",
+    "large_system",
+    "two_cluster_sweep",
+]
+
+#: Heuristic policies benchmarked against the optimal one.
+HEURISTICS = ("bs", "io", "pi", "rb")
+POLICY_LABELS = {"bs": "BS", "io": "IO", "pi": "PI", "rb": "RB", "optimal": "optimal"}
+#: Sweeps of :func:`two_cluster_sweep` (``distribution`` is crossed with the arrival rates).
+SWEEPS = ("arrival_rate", "rejection_cost", "mean_deadline", "distribution", "pure_routing")
+
+
+def deadline_dict(kind: str, mean: float, uniform_spread: float) -> dict[str, Any]:
+    """Deadline law of mean ``mean`` (time units): constant ``t = mean``, uniform on
+    ``mean (1 -+ uniform_spread)``, or exponential with mean ``mean``."""
+    if kind == "constant":
+        return {"kind": "constant", "t": float(mean)}
+    if kind == "uniform":
+        return {
+            "kind": "uniform",
+            "low": float(mean * (1.0 - uniform_spread)),
+            "high": float(mean * (1.0 + uniform_spread)),
+        }
+    if kind == "exponential":
+        return {"kind": "exponential", "mean": float(mean)}
+    raise ValueError(f"deadline kind must be constant, uniform or exponential, got {kind!r}")
+
+
+def base_instance(base: Mapping[str, Any], **changes: Any) -> Instance:
+    """The two-cluster base instance of the config block ``base`` with ``changes`` applied
+    (keys of ``base``: servers, service_rates, arrival_rate, rejection_cost, deadline,
+    mean_deadline, uniform_spread)."""
+    b = {**base, **changes}
+    return Instance.from_dict(
+        {
+            "arrival_rate": float(b["arrival_rate"]),
+            "servers": [int(m) for m in b["servers"]],
+            "service_rates": [float(mu) for mu in b["service_rates"]],
+            "rejection_cost": None if b["rejection_cost"] is None else float(b["rejection_cost"]),
+            "deadline": deadline_dict(b["deadline"], b["mean_deadline"], b["uniform_spread"]),
+        }
+    )
+
+
+def _heuristic(instance: Instance, policy: str, L: int) -> exact.ExactEvaluation:
+    if policy == "bs":
+        return exact.evaluate_split(instance, L)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IndexabilityWarning)
+        table = indices.index_table(instance, policy, L).table
+    return exact.evaluate_index_policy(instance, table, L)
+
+
+def evaluate_point(instance: Instance, *, truncation: int, tol: float) -> dict[str, Any]:
+    """Optimal cost (RVI, level raised until the cost moves < ``tol``) and the exact cost of
+    every heuristic at the optimal's level ``L``; a heuristic whose cost moves by more than
+    ``tol`` between ``L`` and ``ceil(1.5 L)`` is flagged ``bound_<p>`` (its cost is decided by
+    the truncation, e.g. IO above capacity: it never rejects when R > 1)."""
+    opt = exact.optimal_policy_converged(instance, truncation, tol)
+    L = int(opt.L)
+    row: dict[str, Any] = {"L": L, "cost_optimal": float(opt.cost_rate)}
+    for p in HEURISTICS:
+        res = _heuristic(instance, p, L)
+        bound = False
+        if res.truncation_rate > tol:
+            bigger = _heuristic(instance, p, math.ceil(1.5 * L))
+            bound = abs(bigger.cost_rate - res.cost_rate) > max(tol, 1e-6 * res.cost_rate)
+        row[f"cost_{p}"] = float(res.cost_rate)
+        row[f"rejection_{p}"] = float(res.rejection_rate)
+        row[f"truncation_{p}"] = float(res.truncation_rate)
+        row[f"bound_{p}"] = bool(bound)
+    for p in HEURISTICS:
+        row[f"gap_{p}_pct"] = 100.0 * (row[f"cost_{p}"] - row["cost_optimal"]) / row["cost_optimal"]
+    return row
+
+
+def _points(base: Mapping[str, Any], sweeps: Mapping[str, Any], sweep: str) -> list[dict]:
+    if sweep == "arrival_rate":
+        return [{"arrival_rate": v} for v in sweeps["arrival_rate"]]
+    if sweep == "rejection_cost":
+        return [{"rejection_cost": v} for v in sweeps["rejection_cost"]]
+    if sweep == "mean_deadline":
+        return [{"mean_deadline": v} for v in sweeps["mean_deadline"]]
+    if sweep == "distribution":
+        return [
+            {"deadline": kind, "arrival_rate": v}
+            for kind in sweeps["distribution"]
+            for v in sweeps["arrival_rate"]
+        ]
+    if sweep == "pure_routing":
+        return [{"arrival_rate": v, "rejection_cost": None} for v in sweeps["pure_routing"]]
+    raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
+
+
+_VARIED = {
+    "arrival_rate": "arrival_rate",
+    "rejection_cost": "rejection_cost",
+    "mean_deadline": "mean_deadline",
+    "distribution": "arrival_rate",
+    "pure_routing": "arrival_rate",
+}
+
+
+def two_cluster_sweep(
+    base: Mapping[str, Any],
+    sweeps: Mapping[str, Any],
+    sweep: str,
+    *,
+    truncation: int,
+    tol: float,
+) -> pd.DataFrame:
+    """One row per point of ``sweep``: the instance's parameters, ``load = lam / sum m mu``,
+    the optimal cost and level ``L``, and per heuristic ``cost_<p>``, ``gap_<p>_pct``,
+    ``rejection_<p>`` (jobs per unit time), ``truncation_<p>`` and ``bound_<p>``.
+    ``rejection_cost`` is NaN for pure routing (R = infinity)."""
+    rows = []
+    for change in _points(base, sweeps, sweep):
+        b = {**base, **change}
+        inst = base_instance(base, **change)
+        row = {
+            "sweep": sweep,
+            "parameter": _VARIED[sweep],
+            "value": float(b[_VARIED[sweep]]),
+            "distribution": b["deadline"],
+            "arrival_rate": float(b["arrival_rate"]),
+            "rejection_cost": math.nan
+            if b["rejection_cost"] is None
+            else float(b["rejection_cost"]),
+            "mean_deadline": float(b["mean_deadline"]),
+            "uniform_spread": float(b["uniform_spread"]),
+            "servers": " ".join(str(int(m)) for m in b["servers"]),
+            "service_rates": " ".join(f"{float(mu):g}" for mu in b["service_rates"]),
+            "load": float(inst.arrival_rate / inst.capacity),
+        }
+        row.update(evaluate_point(inst, truncation=truncation, tol=tol))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def gap_table(sweeps: pd.DataFrame) -> pd.DataFrame:
+    """Mean and max gap (%) per sweep and heuristic over the points whose cost the truncation
+    does not decide (``n_bound`` points excluded), with ``best`` marking the smallest mean gap
+    of each sweep."""
+    rows = []
+    for sweep, g in sweeps.groupby("sweep", sort=False):
+        part = []
+        for p in HEURISTICS:
+            ok = ~g[f"bound_{p}"].astype(bool)
+            gaps = g.loc[ok, f"gap_{p}_pct"]
+            part.append(
+                {
+                    "sweep": sweep,
+                    "policy": POLICY_LABELS[p],
+                    "mean_gap_pct": float(gaps.mean()) if len(gaps) else math.nan,
+                    "max_gap_pct": float(gaps.max()) if len(gaps) else math.nan,
+                    "n_points": int(ok.sum()),
+                    "n_bound": int((~ok).sum()),
+                }
+            )
+        best = min(
+            part, key=lambda r: np.inf if math.isnan(r["mean_gap_pct"]) else r["mean_gap_pct"]
+        )
+        for r in part:
+            r["best"] = r is best
+        rows += part
+    return pd.DataFrame(rows)
+
+
+def index_functions(base: Mapping[str, Any], upto: int) -> pd.DataFrame:
+    """``nu^IO, nu^PI, nu^RB`` (cost per job) for ``x = 0..upto`` and every cluster of the base
+    instance, with the BS rate ``lam_k*`` used by PI and the indexability check."""
+    inst = base_instance(base)
+    rows = []
+    for p in ("io", "pi", "rb"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IndexabilityWarning)
+            tab = indices.index_table(inst, p, upto)
+        rates = splitting.optimal_split(inst).rates
+        for k, c in enumerate(inst.clusters):
+            for x in range(upto + 1):
+                rows.append(
+                    {
+                        "policy": POLICY_LABELS[p],
+                        "cluster": k + 1,
+                        "servers": c.servers,
+                        "service_rate": c.rate,
+                        "x": x,
+                        "index": float(tab.table[k, x]),
+                        "indexable": bool(tab.checks[k].indexable),
+                        "bs_rate": float(rates[k]),
+                        "arrival_rate": inst.arrival_rate,
+                        "rejection_cost": inst.rejection_cost,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def large_instance(
+    seed: int,
+    n: int,
+    *,
+    servers_range: Sequence[int],
+    rate_range: Sequence[float],
+    load: float,
+    rejection_cost: float,
+    deadline: Mapping[str, Any],
+) -> Instance:
+    """``n`` clusters drawn by ``rng_for(seed, "deadlines-large", n)``: ``m_k`` uniform on the
+    integers of ``servers_range``, ``mu_k`` uniform on ``rate_range``; ``lam = load sum m mu``."""
+    rng = rng_for(seed, "deadlines-large", n)
+    m = rng.integers(int(servers_range[0]), int(servers_range[1]) + 1, n)
+    mu = rng.uniform(float(rate_range[0]), float(rate_range[1]), n)
+    return Instance.from_dict(
+        {
+            "arrival_rate": float(load * np.sum(m * mu)),
+            "servers": m.tolist(),
+            "service_rates": mu.tolist(),
+            "rejection_cost": float(rejection_cost),
+            "deadline": dict(deadline),
+        }
+    )
+
+
+def _paired_ratio(costs: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    ratio = costs / ref
+    r = ratio.size
+    half = float(stats.t.ppf(0.975, r - 1) * np.std(ratio, ddof=1) / math.sqrt(r))
+    return float(ratio.mean()), half
+
+
+def large_system(
+    instance: Instance,
+    *,
+    table_size: int,
+    horizon: float,
+    warmup: float,
+    replications: int,
+    seed: int,
+    keys: tuple = (),
+) -> pd.DataFrame:
+    """Simulated cost of BS, IO, PI, RB on ``instance``; every policy uses the same seed and
+    keys (replication ``r`` starts every policy from the same random stream), and the cost
+    relative to PI is the mean of the per-replication ratios with a 95% t interval (paired
+    replications). Index tables cover ``x = 0..table_size`` (beyond: cluster treated as full)."""
+    dl = instance.deadline
+    if dl.kind == "constant":
+        kind, params = "constant", (dl.t,)
+    elif dl.kind == "uniform":
+        kind, params = "uniform", (dl.low, dl.high)
+    else:
+        kind, params = "exponential", (dl.mean,)
+    common = {
+        "on": dl.on,
+        "rejection_cost": instance.rejection_cost,
+        "horizon": horizon,
+        "warmup": warmup,
+        "replications": replications,
+        "seed": seed,
+        "keys": tuple(keys),
+    }
+    m, mu, lam = instance.servers, instance.service_rates, instance.arrival_rate
+    results, indexable = {}, {}
+    for p in HEURISTICS:
+        if p == "bs":
+            split = splitting.optimal_split(instance)
+            probs = np.concatenate([[split.rejected_rate], split.rates]) / lam
+            probs = probs / probs.sum()
+            results[p] = simulation.simulate(lam, m, mu, kind, params, split=probs, **common)
+            indexable[p] = True
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IndexabilityWarning)
+                tab = indices.index_table(instance, p, table_size)
+            indexable[p] = tab.indexable
+            results[p] = simulation.simulate(lam, m, mu, kind, params, index=tab.table, **common)
+    ref = results["pi"].replication_costs
+    rows = []
+    for p, res in results.items():
+        rel, rel_ci = _paired_ratio(res.replication_costs, ref)
+        rows.append(
+            {
+                "clusters": instance.n_clusters,
+                "policy": POLICY_LABELS[p],
+                "cost_rate": float(res.cost_rate),
+                "ci95": float(res.ci95),
+                "relative_to_pi": rel,
+                "relative_ci95": rel_ci,
+                "rejection_rate": float(res.rejection_rate),
+                "miss_rate": float(res.miss_rate),
+                "indexable": bool(indexable[p]),
+                "arrival_rate": float(lam),
+                "capacity": float(instance.capacity),
+                "servers": " ".join(str(int(v)) for v in m),
+                "service_rates": " ".join(f"{float(v):.4g}" for v in mu),
+                "horizon": float(horizon),
+                "replications": int(replications),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,178 @@
+# Part B -- Nino-Mora (2012), admission and routing of soft real-time jobs to multiclusters.
+# The paper's numerical study (Sec. 6) is missing from our source: the study is ours
+# (shared/spec/deadlines.md, "Numerical study (ours)").
+# Outputs under results/deadlines/<rule>/, figures under config["figures_dir"].
+
+DL = config["deadlines"]
+DL_SWEEPS = [
+    "arrival_rate",
+    "rejection_cost",
+    "mean_deadline",
+    "distribution",
+    "pure_routing",
+]
+DL_FIG_SWEEPS = ["distribution", "rejection_cost", "mean_deadline", "pure_routing"]
+DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
+
+
+# Cross-key rules the JSON schema cannot express: fail before any job runs.
+DL_CAPACITY = sum(
+    m * mu for m, mu in zip(DL["base"]["servers"], DL["base"]["service_rates"])
+)
+DL_PROBLEMS = []
+if len(DL["base"]["servers"]) != len(DL["base"]["service_rates"]):
+    DL_PROBLEMS.append("deadlines.base: servers and service_rates differ in length")
+if max(DL["sweeps"]["pure_routing"]) >= DL_CAPACITY:
+    DL_PROBLEMS.append(
+        f"deadlines.sweeps.pure_routing: arrival rates must be < sum m_k mu_k = {DL_CAPACITY:g}"
+    )
+for key in ("servers_range", "rate_range"):
+    if DL["large"][key][0] > DL["large"][key][1]:
+        DL_PROBLEMS.append(f"deadlines.large.{key}: low must be <= high")
+if DL["large"]["warmup"] >= DL["large"]["horizon"]:
+    DL_PROBLEMS.append("deadlines.large.warmup must be < horizon")
+if DL_PROBLEMS:
+    raise ValueError("invalid config: " + "; ".join(DL_PROBLEMS))
+
+
+wildcard_constraints:
+    sweep=r"arrival_rate|rejection_cost|mean_deadline|distribution|pure_routing",
+    n=r"\d+",
+
+
+rule deadlines_two_cluster:
+    output:
+        table="results/deadlines/deadlines_two_cluster/{sweep}.csv",
+    log:
+        "logs/deadlines/deadlines_two_cluster/{sweep}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        base=DL["base"],
+        sweeps=DL["sweeps"],
+        truncation=DL["exact"]["truncation"],
+        tol=DL["exact"]["tol"],
+    message:
+        "Part B: exact costs of BS, IO, PI, RB and the optimal cost along the {wildcards.sweep} sweep"
+    script:
+        "../scripts/deadlines_two_cluster.py"
+
+
+rule deadlines_gap_table:
+    input:
+        sweeps=expand(rules.deadlines_two_cluster.output.table, sweep=DL_SWEEPS),
+    output:
+        table="results/deadlines/deadlines_gap_table/gaps.csv",
+        markdown="results/deadlines/deadlines_gap_table/gaps.md",
+    log:
+        "logs/deadlines/deadlines_gap_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: mean and max suboptimality gap per policy and sweep"
+    script:
+        "../scripts/deadlines_gap_table.py"
+
+
+rule deadlines_indices:
+    output:
+        table="results/deadlines/deadlines_indices/indices.csv",
+    log:
+        "logs/deadlines/deadlines_indices.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        base=DL["base"],
+        upto=DL["indices"]["upto"],
+    message:
+        "Part B: index functions IO, PI, RB of the base two-cluster instance"
+    script:
+        "../scripts/deadlines_indices.py"
+
+
+rule deadlines_large:
+    output:
+        table="results/deadlines/deadlines_large/n{n}.csv",
+    log:
+        "logs/deadlines/deadlines_large/n{n}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        base=DL["base"],
+        large=DL["large"],
+    message:
+        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters"
+    script:
+        "../scripts/deadlines_large.py"
+
+
+rule deadlines_large_table:
+    input:
+        tables=expand(rules.deadlines_large.output.table, n=DL_SIZES),
+    output:
+        table="results/deadlines/deadlines_large_table/large.csv",
+        markdown="results/deadlines/deadlines_large_table/large.md",
+    log:
+        "logs/deadlines/deadlines_large_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: simulated costs relative to PI for every number of clusters"
+    script:
+        "../scripts/deadlines_large_table.py"
+
+
+rule deadlines_fig_gap:
+    input:
+        table=rules.deadlines_two_cluster.output.table,
+    output:
+        **figure("deadlines_gap_{sweep}"),
+    log:
+        "logs/deadlines/deadlines_fig_gap_{sweep}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: suboptimality gap along the {wildcards.sweep} sweep"
+    script:
+        "../scripts/deadlines_figures.py"
+
+
+rule deadlines_fig_indices:
+    input:
+        table=rules.deadlines_indices.output.table,
+    output:
+        **figure("deadlines_indices"),
+    log:
+        "logs/deadlines/deadlines_fig_indices.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: index functions against the number of jobs"
+    script:
+        "../scripts/deadlines_figures.py"
+
+
+rule deadlines_fig_large:
+    input:
+        table=rules.deadlines_large_table.output.table,
+    output:
+        **figure("deadlines_large"),
+    log:
+        "logs/deadlines/deadlines_fig_large.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: simulated cost relative to PI against the number of clusters"
+    script:
+        "../scripts/deadlines_figures.py"
+
+
+rule deadlines_all:
+    input:
+        rules.deadlines_gap_table.output,
+        rules.deadlines_indices.output,
+        rules.deadlines_large_table.output,
+        expand(rules.deadlines_fig_gap.output, sweep=DL_FIG_SWEEPS),
+        rules.deadlines_fig_indices.output,
+        rules.deadlines_fig_large.output,

@@ -1,0 +1,14 @@
+"""The index functions nu^IO, nu^PI, nu^RB vs x on the base two-cluster instance."""
+
+from queue_routing.deadlines.experiments import index_functions
+from queue_routing.io import write_table
+from queue_routing.pipeline import run_script
+
+
+def main(snakemake):
+    write_table(
+        index_functions(snakemake.params.base, snakemake.params.upto), snakemake.output.table
+    )
+
+
+run_script(snakemake, main)  # noqa: F821
