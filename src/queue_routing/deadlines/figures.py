@@ -185,7 +185,7 @@ def index_figure(df: pd.DataFrame) -> tuple[Figure, str]:
         + ", ".join(f"{v:.3g}" for v in rates)
         + "); RB = restless-bandit (marginal productivity) index of a cluster fed the whole "
         "stream. A job is rejected when every cluster's index is ≥ R, else routed to the "
-        f"smallest index. The axis is cut at {top:g}; PI and RB keep growing beyond it. "
+        f"smallest index. The axis is cut at {top:g} (values above it are not shown). "
         + (
             "Indexability (nondecreasing index) fails numerically for "
             + ", ".join(non_idx)
