@@ -54,9 +54,9 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from scipy import stats
 
 from ..seeding import seed_sequence
+from ..stats import t_half_width
 
 __all__ = [
     "DEADLINE_KINDS",
@@ -378,10 +378,7 @@ class DeadlineSimulationResult:
         }
 
 
-def _half_width(samples: np.ndarray) -> float:
-    r = samples.size
-    with np.errstate(invalid="ignore"):
-        return float(stats.t.ppf(0.975, r - 1) * np.std(samples, ddof=1) / math.sqrt(r))
+_half_width = t_half_width  # 95% t half-width over replications (axis 0)
 
 
 # -- argument checks -------------------------------------------------------------------------

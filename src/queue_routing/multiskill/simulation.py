@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from scipy import stats
 
 from ..seeding import seed_sequence
+from ..stats import t_half_width
 from .exact import solve_exact
 from .model import Instance
 
@@ -311,10 +311,7 @@ class SimulationResult:
         }
 
 
-def _half_width(samples: np.ndarray) -> np.ndarray:
-    """95% t half-width of the mean of ``samples`` along axis 0."""
-    r = samples.shape[0]
-    return stats.t.ppf(0.975, r - 1) * np.std(samples, axis=0, ddof=1) / math.sqrt(r)
+_half_width = t_half_width  # 95% t half-width over replications (axis 0)
 
 
 def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
