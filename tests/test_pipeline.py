@@ -1,17 +1,6 @@
 """The Snakemake pipeline end to end on the smoke config, in a temporary directory."""
 
-import hashlib
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "workflow" / "config" / "smoke.yaml"
-SNAKEMAKE = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
+from _workflow import SMOKE, digests, run_snakemake
 
 MULTISKILL_TABLES = [
     "results/multiskill/multiskill_iteration_table/iterations.csv",
@@ -94,39 +83,6 @@ MULTISKILL_FIGURES = [
 ]
 
 
-def snakemake(workdir, *args, check=True):
-    cmd = [
-        SNAKEMAKE,
-        "-s",
-        str(ROOT / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "2",
-        *args,
-    ]
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if check and proc.returncode != 0:
-        pytest.fail(f"snakemake failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def digests(workdir):
-    return {
-        str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted((workdir / "results").rglob("*"))
-        if p.is_file() and p.suffix in {".csv", ".md", ".json"}
-    }
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("smoke")
-    snakemake(workdir, "--configfile", str(SMOKE))
-    return workdir
-
-
 def test_smoke_run_writes_every_table_and_figure(smoke_run):
     for rel in MULTISKILL_TABLES + SERVERPOOLS_TABLES + DEADLINES_TABLES:
         path = smoke_run / rel
@@ -140,7 +96,7 @@ def test_smoke_run_writes_every_table_and_figure(smoke_run):
 
 def test_rerunning_rules_reproduces_tables_exactly(smoke_run):
     before = digests(smoke_run)
-    snakemake(
+    run_snakemake(
         smoke_run,
         "--configfile",
         str(SMOKE),
@@ -160,16 +116,7 @@ def test_rerunning_rules_reproduces_tables_exactly(smoke_run):
 
 
 def test_dry_run_of_default_config_lists_every_figure(tmp_path):
-    proc = snakemake(tmp_path, "-n")
+    proc = run_snakemake(tmp_path, "-n")
     for name in MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES:
         for ext in ("pdf", "png"):
             assert f"figures/{name}.{ext}" in proc.stdout, name
-
-
-def test_invalid_config_fails_before_any_job(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("multiskill:\n  instances_per_size: 0\n")
-    proc = snakemake(tmp_path, "--configfile", str(bad), check=False)
-    assert proc.returncode != 0
-    assert "instances_per_size" in proc.stdout + proc.stderr
-    assert not (tmp_path / "results").exists()

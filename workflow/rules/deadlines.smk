@@ -15,29 +15,20 @@ DL_FIG_SWEEPS = ["distribution", "rejection_cost", "mean_deadline", "pure_routin
 DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
 
 
-# Cross-key rules the JSON schema cannot express: fail before any job runs.
-DL_CAPACITY = sum(
-    m * mu for m, mu in zip(DL["base"]["servers"], DL["base"]["service_rates"])
-)
-DL_PROBLEMS = []
-if len(DL["base"]["servers"]) != len(DL["base"]["service_rates"]):
-    DL_PROBLEMS.append("deadlines.base: servers and service_rates differ in length")
-if max(DL["sweeps"]["pure_routing"]) >= DL_CAPACITY:
-    DL_PROBLEMS.append(
-        f"deadlines.sweeps.pure_routing: arrival rates must be < sum m_k mu_k = {DL_CAPACITY:g}"
-    )
-for key in ("servers_range", "rate_range"):
-    if DL["large"][key][0] > DL["large"][key][1]:
-        DL_PROBLEMS.append(f"deadlines.large.{key}: low must be <= high")
-if DL["large"]["warmup"] >= DL["large"]["horizon"]:
-    DL_PROBLEMS.append("deadlines.large.warmup must be < horizon")
-if DL_PROBLEMS:
-    raise ValueError("invalid config: " + "; ".join(DL_PROBLEMS))
-
-
 wildcard_constraints:
     sweep=r"arrival_rate|rejection_cost|mean_deadline|distribution|pure_routing",
     n=r"\d+",
+
+
+# Cheap aggregation, instance drawing and plotting run on the submitting host even under
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+localrules:
+    deadlines_gap_table,
+    deadlines_large_table,
+    deadlines_fig_gap,
+    deadlines_fig_indices,
+    deadlines_fig_large,
+    deadlines_all,
 
 
 rule deadlines_two_cluster:
@@ -47,6 +38,10 @@ rule deadlines_two_cluster:
         "logs/deadlines/deadlines_two_cluster/{sweep}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=60,
+        mem_mb=4000,
     params:
         base=DL["base"],
         sweeps=DL["sweeps"],
@@ -81,6 +76,10 @@ rule deadlines_indices:
         "logs/deadlines/deadlines_indices.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     params:
         base=DL["base"],
         upto=DL["indices"]["upto"],
@@ -97,6 +96,10 @@ rule deadlines_large:
         "logs/deadlines/deadlines_large/n{n}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=120,
+        mem_mb=4000,
     params:
         seed=config["seed"],
         base=DL["base"],

@@ -13,6 +13,25 @@ wildcard_constraints:
     update_rule=r"jacobi|single",
 
 
+# Cheap aggregation, instance drawing and plotting run on the submitting host even under
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+localrules:
+    multiskill_instances,
+    multiskill_iteration_table,
+    multiskill_comparison_table,
+    multiskill_fig1,
+    multiskill_fig2,
+    multiskill_fig3,
+    multiskill_fig4,
+    multiskill_fig5,
+    multiskill_fig6,
+    multiskill_fig7,
+    multiskill_simulation_table,
+    multiskill_fig8,
+    multiskill_fig9,
+    multiskill_all,
+
+
 rule multiskill_instances:
     output:
         instances="results/multiskill/multiskill_instances/C{n_classes}.json",
@@ -38,6 +57,10 @@ rule multiskill_solve:
         "logs/multiskill/multiskill_solve/C{n_classes}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         fixed_point=MS["fixed_point"],
@@ -56,6 +79,10 @@ rule multiskill_compare:
         "logs/multiskill/multiskill_compare/C{n_classes}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     message:
         "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
     script:
@@ -106,6 +133,10 @@ rule multiskill_table1:
         "logs/multiskill/multiskill_table1.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         generic_methods=MS["generic"]["methods"],
@@ -125,6 +156,10 @@ rule multiskill_two_class:
         "logs/multiskill/multiskill_two_class.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     params:
         setting=MS["two_class"],
     message:
@@ -143,6 +178,10 @@ rule multiskill_switching:
         "logs/multiskill/multiskill_switching.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     params:
         setting=MS["switching"],
     message:
@@ -291,8 +330,10 @@ rule multiskill_simulate:
         "logs/multiskill/multiskill_simulate/C{n_classes}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
     resources:
-        runtime=60,
+        runtime=120,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         simulation=MS["simulation"],
@@ -309,6 +350,10 @@ rule multiskill_simulate_table1:
         "logs/multiskill/multiskill_simulate_table1.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=120,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         simulation=MS["simulation"],

@@ -7,31 +7,22 @@ SP_EXAMPLES = ["stable", "unstable"]
 SP_R = [int(r) for r in SP["stochastic"]["r"]]  # the schema allows 1.0e+3
 
 
-# Cross-key rules the JSON schema cannot express: fail before any job runs.
-SP_PROBLEMS = [
-    f"serverpools.search.{key}: low {SP['search'][key][0]} must be <= high "
-    f"{SP['search'][key][1]}"
-    for key in ("mu_range", "flow_range")
-    if SP["search"][key][0] > SP["search"][key][1]
-]
-if SP["boundary"]["theta_min"] >= SP["boundary"]["theta_max"]:
-    SP_PROBLEMS.append(
-        f"serverpools.boundary: theta_min {SP['boundary']['theta_min']} must be < "
-        f"theta_max {SP['boundary']['theta_max']}"
-    )
-SP_PROBLEMS += [
-    f"serverpools.{part}.burn_in {SP[part]['burn_in']} must be < horizon "
-    f"{SP[part]['horizon']}"
-    for part in ("stochastic", "covariance")
-    if SP[part]["burn_in"] >= SP[part]["horizon"]
-]
-if SP_PROBLEMS:
-    raise ValueError("invalid config: " + "; ".join(SP_PROBLEMS))
-
-
 wildcard_constraints:
     example=r"stable|unstable",
     r=r"\d+",
+
+
+# Cheap aggregation, instance drawing and plotting run on the submitting host even under
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+localrules:
+    serverpools_stochastic_summary,
+    serverpools_table,
+    serverpools_fig_tree,
+    serverpools_fig_boundary,
+    serverpools_fig_fluid,
+    serverpools_fig_deviation,
+    serverpools_fig_time_average,
+    serverpools_all,
 
 
 rule serverpools_search:
@@ -45,7 +36,8 @@ rule serverpools_search:
         "../envs/queue-routing.yaml"
     threads: 2
     resources:
-        runtime=30,
+        runtime=60,
+        mem_mb=4000,
     params:
         seed=config["seed"],
         search=SP["search"],
@@ -64,6 +56,10 @@ rule serverpools_examples:
         "logs/serverpools/serverpools_examples.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     message:
         "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances"
     script:
@@ -78,6 +74,10 @@ rule serverpools_boundary:
         "logs/serverpools/serverpools_boundary.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=20,
+        mem_mb=2000,
     params:
         boundary=SP["boundary"],
     message:
@@ -93,6 +93,10 @@ rule serverpools_fluid:
         "logs/serverpools/serverpools_fluid/{example}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        runtime=30,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         fluid=lambda wildcards: SP["fluid"][wildcards.example],
@@ -110,8 +114,10 @@ rule serverpools_stochastic:
         "logs/serverpools/serverpools_stochastic/{example}_r{r}.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
     resources:
-        runtime=60,
+        runtime=120,
+        mem_mb=8000,
     params:
         seed=config["seed"],
         stochastic=SP["stochastic"],
@@ -172,8 +178,10 @@ rule serverpools_covariance:
         "logs/serverpools/serverpools_covariance.log",
     conda:
         "../envs/queue-routing.yaml"
+    threads: 1
     resources:
-        runtime=30,
+        runtime=60,
+        mem_mb=4000,
     params:
         seed=config["seed"],
         covariance=SP["covariance"],

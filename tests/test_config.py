@@ -1,0 +1,183 @@
+"""The config schema is complete, and invalid configs fail with one line naming the key.
+
+The one-line errors are checked twice: on :func:`queue_routing.config.validate_config`
+directly (many cases, fast) and through ``snakemake`` itself (one case per kind of mistake),
+where the run must stop before any job and leave no output behind.
+"""
+
+import copy
+import subprocess
+
+import pytest
+import yaml
+from _workflow import ROOT, SMOKE, environment, snakemake_command
+
+from queue_routing.config import ConfigError, load_schema, validate_config
+
+SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT = ROOT / "workflow" / "config" / "default.yaml"
+
+
+def merged(*overlays):
+    """Deep-merge ``overlays`` over the default config, as Snakemake merges config files."""
+
+    def merge(base, extra):
+        for key, value in extra.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                merge(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    config = yaml.safe_load(DEFAULT.read_text())
+    for overlay in overlays:
+        merge(config, copy.deepcopy(overlay))
+    return config
+
+
+def resolve(schema, node):
+    ref = node.get("$ref")
+    if ref:
+        target = schema
+        for part in ref.removeprefix("#/").split("/"):
+            target = target[part]
+        return target
+    return node
+
+
+def leaves(schema, node=None, path=()):
+    """Yield (dotted key, schema node) for every key the schema defines."""
+    node = resolve(schema, schema if node is None else node)
+    for key, child in node.get("properties", {}).items():
+        child = resolve(schema, child)
+        yield ".".join((*path, key)), child
+        if child.get("type") == "object":
+            yield from leaves(schema, child, (*path, key))
+
+
+SCHEMA = load_schema(SCHEMA_PATH)
+KEYS = list(leaves(SCHEMA))
+
+
+@pytest.mark.parametrize("key,node", KEYS, ids=[k for k, _ in KEYS])
+def test_every_key_has_type_range_and_description(key, node):
+    assert node.get("description", "").strip(), f"{key} has no description"
+    assert "type" in node or "enum" in node, f"{key} has no type"
+    if node.get("type") == "object":
+        assert node.get("additionalProperties") is False, f"{key} accepts unknown keys"
+        assert set(node.get("required", [])) == set(node["properties"]), f"{key}: optional keys"
+    numeric = node if node.get("type") in ("number", "integer") else None
+    if node.get("type") == "array":
+        items = resolve(SCHEMA, node.get("items", {}))
+        assert "type" in items or "enum" in items, f"{key}: untyped items"
+        if items.get("type") in ("number", "integer"):
+            numeric = items
+    if numeric is not None:
+        assert "minimum" in numeric or "exclusiveMinimum" in numeric, f"{key}: no lower bound"
+        assert "maximum" in numeric or "exclusiveMaximum" in numeric, f"{key}: no upper bound"
+
+
+def test_top_level_schema_rejects_unknown_keys():
+    assert SCHEMA["additionalProperties"] is False
+    assert set(SCHEMA["required"]) == set(SCHEMA["properties"])
+
+
+@pytest.mark.parametrize(
+    "overlay", [{}, yaml.safe_load(SMOKE.read_text())], ids=["default", "smoke"]
+)
+def test_shipped_configs_are_valid(overlay):
+    validate_config(merged(overlay), SCHEMA)
+
+
+INVALID = [
+    # (overlay, dotted key the message must name, phrase)
+    ({"seed": "abc"}, "seed", "wrong type"),
+    ({"seed": 1.5}, "seed", "wrong type"),
+    ({"seed": -1}, "seed", "out of range"),
+    ({"multiskill": {"instances_per_size": 0}}, "multiskill.instances_per_size", "out of range"),
+    ({"multiskill": {"instances_per_size": "ten"}}, "multiskill.instances_per_size", "wrong type"),
+    ({"multiskill": {"simulation": {"horizon": -5.0}}}, "multiskill.simulation.horizon", "range"),
+    (
+        {"multiskill": {"fixed_point": {"update_rules": ["gauss"]}}},
+        "multiskill.fixed_point.update_rules[0]",
+        "one of 'jacobi', 'single'",
+    ),
+    ({"serverpools": {"search": {"rho": 1.5}}}, "serverpools.search.rho", "out of range"),
+    ({"deadlines": {"large": {"clusters": [4, "x"]}}}, "deadlines.large.clusters[1]", "wrong type"),
+    ({"multiskil": {"sizes": {}}}, "multiskil", "unknown key"),
+    ({"serverpools": {"bogus": 1}}, "serverpools.bogus", "unknown key"),
+    (
+        {"multiskill": {"sizes": {"first": 1, "last": 5, "step": 1, "stride": 2}}},
+        "multiskill.sizes.stride",
+        "unknown key",
+    ),
+    (
+        {"multiskill": {"sizes": {"first": 50, "last": 10, "step": 1}}},
+        "multiskill.sizes",
+        "must be <= last",
+    ),
+    (
+        {"serverpools": {"stochastic": {"burn_in": 1.0e5, "horizon": 10.0}}},
+        "serverpools.stochastic.burn_in",
+        "must be < horizon",
+    ),
+    (
+        {"deadlines": {"sweeps": {"pure_routing": [100.0]}}},
+        "deadlines.sweeps.pure_routing",
+        "total capacity",
+    ),
+    ({"deadlines": {"base": {"servers": [1, 2, 3]}}}, "deadlines.base.servers", "too long"),
+]
+
+
+@pytest.mark.parametrize(
+    "overlay,key,phrase", INVALID, ids=[case[1] + ":" + case[2] for case in INVALID]
+)
+def test_invalid_config_raises_one_line_naming_the_key(overlay, key, phrase):
+    with pytest.raises(ConfigError) as info:
+        validate_config(merged(overlay), SCHEMA)
+    message = str(info.value)
+    assert info.value.key == key
+    assert message.startswith(f"{key}: ")
+    assert phrase in message
+    assert "\n" not in message
+
+
+def test_range_errors_state_the_allowed_range_and_meaning():
+    with pytest.raises(ConfigError) as info:
+        validate_config(merged({"multiskill": {"instances_per_size": 0}}), SCHEMA)
+    assert "integer in [1, 100000]" in str(info.value)
+    assert "Random stable instances per C" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text,key",
+    [
+        ("seed: abc\n", "seed"),
+        ("multiskill:\n  instances_per_size: 0\n", "multiskill.instances_per_size"),
+        ("deadlines:\n  larg: {}\n", "deadlines.larg"),
+    ],
+    ids=["wrong-type", "out-of-range", "unknown-key"],
+)
+def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    proc = subprocess.run(
+        snakemake_command(tmp_path, "--configfile", str(bad), cores=1),
+        capture_output=True,
+        text=True,
+        env=environment(),
+        check=False,
+    )
+    assert proc.returncode != 0
+    # Snakemake itself may add an informational line ("Config file ... is extended ...").
+    errors = [
+        line
+        for line in proc.stderr.splitlines()
+        if any(word in line for word in ("invalid config", "Error", "Traceback", "File "))
+    ]
+    assert len(errors) == 1, proc.stderr
+    assert errors[0].startswith(f"invalid config: {key}: "), errors[0]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    for name in ("results", "logs", "figures"):
+        assert not (tmp_path / name).exists(), name
