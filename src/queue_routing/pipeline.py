@@ -3,18 +3,46 @@
 ``run_script(snakemake, main)`` sends logging, warnings and stray output of ``main`` to the
 rule's log file and re-raises any error after logging it, so a failed job leaves its reason
 in the log and Snakemake removes its (atomically written, hence never partial) outputs.
+
+Interruption: SIGTERM (sent by ``kill``, by Snakemake to its jobs, by SLURM at a time limit
+or ``scancel``) is turned into an orderly exit, so the temporary files of
+:func:`queue_routing.io.atomic_path` are removed on the way out; after a SIGKILL, which
+nobody can catch, the job's stale temporaries are removed when the job is run again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["run_script"]
+__all__ = ["remove_stale_temporaries", "run_script"]
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread when the job receives SIGTERM."""
+
+
+def _terminate(signum, _frame):
+    raise Terminated(128 + signum)
+
+
+def remove_stale_temporaries(outputs) -> list[Path]:
+    """Delete leftovers ``.<name>.*.tmp`` of :func:`~queue_routing.io.atomic_path` next to
+    each output (from an earlier run of the job that was killed); return what was removed."""
+    removed = []
+    for output in outputs:
+        path = Path(output)
+        if path.parent.is_dir():
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):
+                stale.unlink(missing_ok=True)
+                removed.append(stale)
+    return removed
 
 
 def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
@@ -28,15 +56,22 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     logging.captureWarnings(True)
     log = logging.getLogger(f"rule.{snakemake.rule}")
     start = time.perf_counter()
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
             log.info("wildcards: %s", dict(snakemake.wildcards.items()))
+            for stale in remove_stale_temporaries(snakemake.output):
+                log.info("removed stale temporary file %s", stale)
             main(snakemake)
         log.info("done in %.2f s", time.perf_counter() - start)
+    except Terminated:
+        log.error("rule %s terminated by SIGTERM", snakemake.rule)
+        raise
     except Exception:
         log.exception("rule %s failed", snakemake.rule)
         raise
     finally:
+        signal.signal(signal.SIGTERM, previous)
         root.removeHandler(handler)
         if stream is not sys.stderr:
             stream.close()
