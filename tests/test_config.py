@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 import yaml
-from _workflow import ROOT, SMOKE, environment, snakemake_command
 
+from _workflow import ROOT, SMOKE, environment, snakemake_command
 from queue_routing.config import ConfigError, load_schema, validate_config
 
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -22,6 +22,7 @@ import threading
 import time
 
 import pytest
+
 from _workflow import SMOKE, digests, environment, run_snakemake, snakemake_command
 
 FINISHED = re.compile(r"Finished jobid: \d+")

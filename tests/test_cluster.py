@@ -1,0 +1,111 @@
+"""The smoke pipeline through the SLURM profile on a real (single-node) SLURM cluster.
+
+Start the cluster first, as root: ``tools/slurm-single-node start`` (``.ci/run`` does). The
+test submits the smoke config with ``--profile workflow/profiles/slurm`` and checks that
+
+* every rule that is not a local rule ran as a SLURM job, and SLURM (through ``squeue``,
+  no accounting database) reports each of those jobs COMPLETED;
+* aggregation and plotting ran locally (no SLURM job for them);
+* the tables and figures are byte-identical to a local run of the same config.
+
+Deselected by default (marker ``cluster``): ``pytest -m cluster``. Where no SLURM node is up it
+is skipped with the reason, unless ``QUEUE_ROUTING_REQUIRE_SLURM=1`` (set by ``.ci/run`` once
+it has started the cluster), which turns the skip into a failure.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections import Counter
+
+import pytest
+
+from _workflow import ROOT, SMOKE, digests, run_snakemake
+
+pytestmark = pytest.mark.cluster
+
+PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+
+
+def slurm_unavailable_reason():
+    """None if a SLURM node accepts jobs here, else why not."""
+    for tool in ("sbatch", "squeue", "sinfo", "scancel"):
+        if shutil.which(tool) is None:
+            return f"the SLURM command {tool!r} is not installed (run: tools/slurm-single-node)"
+    try:
+        import snakemake_executor_plugin_slurm  # noqa: F401
+    except ImportError:
+        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[cluster]')"
+    proc = subprocess.run(
+        ["sinfo", "--noheader", "--format=%t"], capture_output=True, text=True, check=False
+    )
+    states = proc.stdout.split()
+    if proc.returncode != 0 or not set(states) & {"idle", "mix", "alloc", "comp"}:
+        detail = (proc.stderr or proc.stdout).strip() or "no nodes"
+        return f"no SLURM node is up (sinfo: {detail}; run: tools/slurm-single-node)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    reason = slurm_unavailable_reason()
+    if reason is not None:
+        if os.environ.get("QUEUE_ROUTING_REQUIRE_SLURM") == "1":
+            pytest.fail(f"SLURM is required here but unavailable: {reason}")
+        pytest.skip(f"SLURM test cluster unavailable: {reason}")
+
+
+def local_rules():
+    """Rule names listed under ``localrules:`` in the workflow's files."""
+    names = set()
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        for block in re.findall(r"^localrules:\n((?:    \w+,?\n)+)", path.read_text(), re.M):
+            names.update(re.findall(r"\w+", block))
+    return names
+
+
+def job_counts(output):
+    """The 'Job stats' table Snakemake prints before running: rule -> number of jobs."""
+    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return Counter(
+        {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+    )
+
+
+def test_smoke_pipeline_on_slurm_matches_local_run(slurm, smoke_run, tmp_path):
+    start = time.perf_counter()
+    proc = run_snakemake(
+        tmp_path,
+        "--profile",
+        str(PROFILE),
+        "--slurm-no-account",
+        "--configfile",
+        str(SMOKE),
+        cores=None,
+        timeout=1800,
+    )
+    wall = time.perf_counter() - start
+    output = proc.stdout + proc.stderr
+    print(f"SLURM smoke run: {wall:.0f} s wall time")
+
+    counts = job_counts(output)
+    local = local_rules()
+    assert local and set(counts) - local, "expected both local and submitted rules"
+    expected_submitted = sum(n for rule, n in counts.items() if rule not in local)
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", output)
+    assert len(submitted) == expected_submitted, output
+
+    run_id = re.search(r"SLURM run ID: (\S+)", output).group(1)
+    queue = subprocess.run(
+        ["squeue", "--states=all", "--noheader", "--format=%i|%T", "--name", run_id],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    states = dict(line.split("|") for line in queue.stdout.split())
+    assert sorted(states) == sorted(submitted)
+    assert set(states.values()) == {"COMPLETED"}, states
+
+    assert digests(tmp_path, figures=True) == digests(smoke_run, figures=True)
