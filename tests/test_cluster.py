@@ -38,9 +38,16 @@ def slurm_unavailable_reason():
         import snakemake_executor_plugin_slurm  # noqa: F401
     except ImportError:
         return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[cluster]')"
-    proc = subprocess.run(
-        ["sinfo", "--noheader", "--format=%t"], capture_output=True, text=True, check=False
-    )
+    try:
+        proc = subprocess.run(
+            ["sinfo", "--noheader", "--format=%t"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        return "sinfo got no answer in 20 s (is slurmctld running? run: tools/slurm-single-node)"
     states = proc.stdout.split()
     if proc.returncode != 0 or not set(states) & {"idle", "mix", "alloc", "comp"}:
         detail = (proc.stderr or proc.stdout).strip() or "no nodes"
@@ -48,7 +55,7 @@ def slurm_unavailable_reason():
     return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session scope: checked before the local smoke run
 def slurm():
     reason = slurm_unavailable_reason()
     if reason is not None:
