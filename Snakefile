@@ -21,6 +21,9 @@ except ConfigError as error:
     sys.exit(f"invalid config: {error}")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/multiskill.smk"
 include: "workflow/rules/serverpools.smk"

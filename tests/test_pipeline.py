@@ -1,5 +1,12 @@
 """The Snakemake pipeline end to end on the smoke config, in a temporary directory."""
 
+import html
+import json
+import re
+
+import pytest
+import yaml
+
 from _workflow import SMOKE, digests, run_snakemake
 
 MULTISKILL_TABLES = [
@@ -91,6 +98,7 @@ def test_smoke_run_writes_every_table_and_figure(smoke_run):
         for ext in ("pdf", "png"):
             path = smoke_run / "figures" / f"{name}.{ext}"
             assert path.is_file() and path.stat().st_size > 1000, path
+        assert (smoke_run / "figures" / "captions" / f"{name}.rst").stat().st_size > 100, name
     assert not list(smoke_run.rglob("*.tmp")), "temporary files left behind"
 
 
@@ -125,3 +133,39 @@ def test_two_clean_runs_are_byte_identical(smoke_run, tmp_path):
     first, second = digests(smoke_run, figures=True), digests(tmp_path, figures=True)
     assert sorted(first) == sorted(second)
     assert [path for path in first if first[path] != second[path]] == []
+
+
+ALL_FIGURES = MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES
+PAPERS = {
+    "multiskill": "Miguelez, Doncel & Prabhu (2022)",
+    "deadlines": "Niño-Mora (2012",
+    "serverpools": "Stolyar & Yudovina (2013)",
+}
+
+
+@pytest.mark.parametrize("name", ALL_FIGURES)
+def test_every_figure_caption_names_its_paper_and_figure(smoke_run, name):
+    caption = (smoke_run / "figures" / "captions" / f"{name}.rst").read_text()
+    assert PAPERS[name.split("_", 1)[0]] in caption
+    # which figure of the paper it reproduces, or that the figure is ours / beyond the paper
+    assert re.search(r"Fig\. \d|^Ours\\?:|^Beyond ", caption), caption[:120]
+
+
+def test_report_is_self_contained_with_every_figure_and_its_caption(smoke_run, tmp_path):
+    report = tmp_path / "report.html"
+    proc = run_snakemake(smoke_run, "--configfile", str(SMOKE), "--report", str(report))
+    assert "WARNING" not in proc.stderr, proc.stderr
+    text = report.read_text()
+    assert "System Message" not in text  # a docutils error in a caption
+    # self-contained: no script, style sheet or image fetched from elsewhere
+    assert not re.search(r"<(script|link|img)\b[^>]*\b(src|href)=\"(https?:)?//", text)
+    for name in ALL_FIGURES:
+        assert f"filename={name}.png;base64," in text, name
+        # the caption drawn under the figure is in the report (JSON-encoded HTML there)
+        caption = re.sub(
+            r"\\(.)", r"\1", (smoke_run / "figures/captions" / f"{name}.rst").read_text()
+        )
+        assert json.dumps(html.escape(caption[:80], quote=False))[1:-1] in text, name
+    default = yaml.safe_load((SMOKE.parent / "default.yaml").read_text())
+    seed = yaml.safe_load(SMOKE.read_text()).get("seed", default["seed"])
+    assert f"Root seed {seed}" in text  # the workflow description renders the config

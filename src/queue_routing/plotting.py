@@ -43,6 +43,8 @@ __all__ = [
     "STYLE",
     "lighten",
     "new_figure",
+    "caption_rst",
+    "save_caption",
     "save_figure",
     "style_context",
     "styled",
@@ -247,6 +249,38 @@ def save_figure(
         for tmp in temps:
             tmp.unlink(missing_ok=True)
     return [pdf, png]
+
+
+#: Characters with a meaning in reStructuredText inline markup (escaped by ``caption_rst``).
+_RST_SPECIAL = "\\`*_|[]<>:"
+
+
+def caption_rst(caption: str) -> str:
+    """``caption`` as reStructuredText that renders to the same text.
+
+    Paragraphs (separated by blank lines) are kept and their lines joined; every character
+    with a meaning in inline markup (``*``, ``_``, ``|``, backquotes, ...) is backslash-escaped,
+    so a caption such as "ρ_j = λ_j/μ_j, |x|" can never be read as markup.
+    """
+    paragraphs = [" ".join(p.split()) for p in caption.strip().split("\n\n")]
+    escaped = [
+        "".join("\\" + ch if ch in _RST_SPECIAL else ch for ch in p) for p in paragraphs if p
+    ]
+    return "\n\n".join(escaped) + "\n"
+
+
+def save_caption(caption: str, path: str | os.PathLike[str]) -> Path:
+    """Write ``caption`` as reStructuredText (:func:`caption_rst`) atomically to ``path``.
+
+    The pipeline writes the caption drawn under each figure to a file too, and the
+    Snakemake report includes it (``workflow/report/figure.rst``).
+    """
+    from .io import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(caption_rst(caption), encoding="utf-8")
+    return path
 
 
 def require_columns(df: Any, columns: Any, what: str, *, allow_empty: bool = True) -> None:

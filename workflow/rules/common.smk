@@ -1,12 +1,28 @@
 # Helpers shared by every part's rules.
-from pathlib import Path
 
 FIGURES = config["figures_dir"]
 
+#: Report category of each part (the figure names start with the part's name).
+REPORT_CATEGORIES = {
+    "multiskill": "Part A: multi-skilled servers (Miguelez, Doncel & Prabhu 2022)",
+    "deadlines": "Part B: soft real-time jobs on multiclusters (Nino-Mora 2012)",
+    "serverpools": "Part C: large flexible server pools (Stolyar & Yudovina 2013)",
+}
+
 
 def figure(name):
-    """Named PDF and PNG outputs of one figure under the configured figures directory."""
+    """Named outputs of one figure: vector PDF, PNG (shown in the Snakemake report) and the
+    caption drawn under the figure as reStructuredText (included in the report's caption).
+    """
+    part = name.split("_", 1)[0]
     return {
         "pdf": f"{FIGURES}/{name}.pdf",
-        "png": f"{FIGURES}/{name}.png",
+        "png": report(
+            f"{FIGURES}/{name}.png",
+            caption="../report/figure.rst",
+            category=REPORT_CATEGORIES[part],
+            subcategory="Figures",
+            labels={"figure": name.split("_", 1)[1]},
+        ),
+        "caption": f"{FIGURES}/captions/{name}.rst",
     }

@@ -4,7 +4,7 @@ import pandas as pd
 
 from queue_routing.deadlines import figures
 from queue_routing.pipeline import run_script
-from queue_routing.plotting import save_figure
+from queue_routing.plotting import save_caption, save_figure
 
 
 def _draw(snakemake):
@@ -21,6 +21,7 @@ def _draw(snakemake):
 def main(snakemake):
     fig, caption = _draw(snakemake)
     save_figure(fig, snakemake.output.pdf[: -len(".pdf")], caption)
+    save_caption(caption, snakemake.output.caption)
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from queue_routing.pipeline import run_script
-from queue_routing.plotting import save_figure
+from queue_routing.plotting import save_caption, save_figure
 from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level
 
@@ -39,6 +39,7 @@ def _draw(snakemake):
 def main(snakemake):
     fig, caption = _draw(snakemake)
     save_figure(fig, snakemake.output.pdf[: -len(".pdf")], caption)
+    save_caption(caption, snakemake.output.caption)
 
 
 run_script(snakemake, main)  # noqa: F821
