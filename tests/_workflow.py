@@ -17,7 +17,7 @@ TABLE_SUFFIXES = {".csv", ".md", ".json"}
 
 def snakemake_command(workdir, *args, cores="2"):
     """The argument list of a Snakemake run of this repository's workflow in ``workdir``."""
-    command = [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir)]
+    command = [SNAKEMAKE, "-s", str(ROOT / "workflow" / "Snakefile"), "--directory", str(workdir)]
     if cores is not None:
         command += ["--cores", str(cores)]
     return [*command, *args]

@@ -67,7 +67,7 @@ def slurm():
 def local_rules():
     """Rule names listed under ``localrules:`` in the workflow's files."""
     names = set()
-    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+    for path in [ROOT / "workflow" / "Snakefile", *sorted(ROOT.glob("workflow/rules/*.smk"))]:
         for block in re.findall(r"^localrules:\n((?:    \w+,?\n)+)", path.read_text(), re.M):
             names.update(re.findall(r"\w+", block))
     return names
