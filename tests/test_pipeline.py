@@ -135,6 +135,17 @@ def test_two_clean_runs_are_byte_identical(smoke_run, tmp_path):
     assert [path for path in first if first[path] != second[path]] == []
 
 
+REPORT_TABLES = [
+    "solutions.csv",
+    "summary.csv",
+    "iterations.csv",
+    "summary.csv",
+    "gaps.csv",
+    "large.csv",
+    "examples.csv",
+    "time_averages.csv",
+    "covariance.csv",
+]
 ALL_FIGURES = MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES
 PAPERS = {
     "multiskill": "Miguelez, Doncel & Prabhu (2022)",
@@ -166,6 +177,9 @@ def test_report_is_self_contained_with_every_figure_and_its_caption(smoke_run, t
             r"\\(.)", r"\1", (smoke_run / "figures/captions" / f"{name}.rst").read_text()
         )
         assert json.dumps(html.escape(caption[:80], quote=False))[1:-1] in text, name
+    # the key tables, one report entry each (two of them are called summary.csv)
+    tables = re.findall(r"filename=([\w.]+\.csv);", text)
+    assert sorted(tables) == sorted(REPORT_TABLES)
     default = yaml.safe_load((SMOKE.parent / "default.yaml").read_text())
     seed = yaml.safe_load(SMOKE.read_text()).get("seed", default["seed"])
     assert f"Root seed {seed}" in text  # the workflow description renders the config

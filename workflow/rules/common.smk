@@ -26,3 +26,15 @@ def figure(name):
         ),
         "caption": f"{FIGURES}/captions/{name}.rst",
     }
+
+
+def report_table(path, name, label):
+    """``path`` marked for the Snakemake report, under its part's "Tables", with the caption
+    ``workflow/report/tables/<name>.rst`` (``name`` starts with the part's name)."""
+    return report(
+        path,
+        caption=f"../report/tables/{name}.rst",
+        category=REPORT_CATEGORIES[name.split("_", 1)[0]],
+        subcategory="Tables",
+        labels={"table": label},
+    )

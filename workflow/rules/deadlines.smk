@@ -57,7 +57,11 @@ rule deadlines_gap_table:
     input:
         sweeps=expand(rules.deadlines_two_cluster.output.table, sweep=DL_SWEEPS),
     output:
-        table="results/deadlines/deadlines_gap_table/gaps.csv",
+        table=report_table(
+            "results/deadlines/deadlines_gap_table/gaps.csv",
+            "deadlines_gap_table",
+            "gaps to the optimal policy",
+        ),
         markdown="results/deadlines/deadlines_gap_table/gaps.md",
     log:
         "logs/deadlines/deadlines_gap_table.log",
@@ -114,7 +118,11 @@ rule deadlines_large_table:
     input:
         tables=expand(rules.deadlines_large.output.table, n=DL_SIZES),
     output:
-        table="results/deadlines/deadlines_large_table/large.csv",
+        table=report_table(
+            "results/deadlines/deadlines_large_table/large.csv",
+            "deadlines_large_table",
+            "large systems by simulation",
+        ),
         markdown="results/deadlines/deadlines_large_table/large.md",
     log:
         "logs/deadlines/deadlines_large_table.log",

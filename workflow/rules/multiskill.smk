@@ -93,7 +93,11 @@ rule multiskill_iteration_table:
     input:
         runs=expand(rules.multiskill_solve.output.runs, n_classes=MS_SIZES),
     output:
-        stats="results/multiskill/multiskill_iteration_table/iterations.csv",
+        stats=report_table(
+            "results/multiskill/multiskill_iteration_table/iterations.csv",
+            "multiskill_iteration_table",
+            "iterations of Algorithm 1",
+        ),
         by_init="results/multiskill/multiskill_iteration_table/iterations_by_init.csv",
         markdown="results/multiskill/multiskill_iteration_table/iterations.md",
     log:
@@ -111,7 +115,11 @@ rule multiskill_comparison_table:
         costs=expand(rules.multiskill_compare.output.costs, n_classes=MS_SIZES),
     output:
         table="results/multiskill/multiskill_comparison_table/comparison.csv",
-        summary="results/multiskill/multiskill_comparison_table/summary.csv",
+        summary=report_table(
+            "results/multiskill/multiskill_comparison_table/summary.csv",
+            "multiskill_comparison_table",
+            "comparison with no / all sharing",
+        ),
         markdown="results/multiskill/multiskill_comparison_table/comparison.md",
     log:
         "logs/multiskill/multiskill_comparison_table.log",
@@ -125,7 +133,11 @@ rule multiskill_comparison_table:
 
 rule multiskill_table1:
     output:
-        solutions="results/multiskill/multiskill_table1/solutions.csv",
+        solutions=report_table(
+            "results/multiskill/multiskill_table1/solutions.csv",
+            "multiskill_table1",
+            "Table 1 by every solver",
+        ),
         trajectories="results/multiskill/multiskill_table1/trajectories.csv",
         runs="results/multiskill/multiskill_table1/runs.csv",
         markdown="results/multiskill/multiskill_table1/solutions.md",
@@ -369,7 +381,11 @@ rule multiskill_simulation_table:
         table1=rules.multiskill_simulate_table1.output.rows,
     output:
         rows="results/multiskill/multiskill_simulation_table/policies.csv",
-        summary="results/multiskill/multiskill_simulation_table/summary.csv",
+        summary=report_table(
+            "results/multiskill/multiskill_simulation_table/summary.csv",
+            "multiskill_simulation_table",
+            "routing policies vs Bernoulli",
+        ),
         markdown="results/multiskill/multiskill_simulation_table/summary.md",
         table1="results/multiskill/multiskill_simulation_table/table1.md",
     log:

@@ -138,7 +138,11 @@ rule serverpools_stochastic_summary:
     output:
         traces="results/serverpools/serverpools_stochastic_summary/traces.csv",
         runs="results/serverpools/serverpools_stochastic_summary/runs.csv",
-        averages="results/serverpools/serverpools_stochastic_summary/time_averages.csv",
+        averages=report_table(
+            "results/serverpools/serverpools_stochastic_summary/time_averages.csv",
+            "serverpools_time_averages",
+            "time-averaged deviation vs r",
+        ),
         verdicts="results/serverpools/serverpools_stochastic_summary/verdicts.csv",
         markdown="results/serverpools/serverpools_stochastic_summary/time_averages.md",
     log:
@@ -158,7 +162,11 @@ rule serverpools_table:
         rows=rules.serverpools_examples.output.rows,
         verdicts=rules.serverpools_stochastic_summary.output.verdicts,
     output:
-        table="results/serverpools/serverpools_table/examples.csv",
+        table=report_table(
+            "results/serverpools/serverpools_table/examples.csv",
+            "serverpools_table",
+            "example instances",
+        ),
         markdown="results/serverpools/serverpools_table/examples.md",
     log:
         "logs/serverpools/serverpools_table.log",
@@ -172,7 +180,11 @@ rule serverpools_table:
 
 rule serverpools_covariance:
     output:
-        table="results/serverpools/serverpools_covariance/covariance.csv",
+        table=report_table(
+            "results/serverpools/serverpools_covariance/covariance.csv",
+            "serverpools_covariance",
+            "covariance vs Lyapunov",
+        ),
         markdown="results/serverpools/serverpools_covariance/covariance.md",
     log:
         "logs/serverpools/serverpools_covariance.log",
