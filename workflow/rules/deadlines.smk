@@ -21,7 +21,8 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
+# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
 localrules:
     deadlines_gap_table,
     deadlines_large_table,
@@ -40,8 +41,8 @@ rule deadlines_two_cluster:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=60,
-        mem_mb=4000,
+        runtime=20,
+        mem_mb=2000,
     params:
         base=DL["base"],
         sweeps=DL["sweeps"],
@@ -82,8 +83,8 @@ rule deadlines_indices:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         base=DL["base"],
         upto=DL["indices"]["upto"],
@@ -102,8 +103,8 @@ rule deadlines_large:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=120,
-        mem_mb=4000,
+        runtime=20,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         base=DL["base"],

@@ -14,7 +14,8 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
+# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
 localrules:
     multiskill_instances,
     multiskill_iteration_table,
@@ -59,8 +60,8 @@ rule multiskill_solve:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         fixed_point=MS["fixed_point"],
@@ -81,8 +82,8 @@ rule multiskill_compare:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     message:
         "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
     script:
@@ -147,8 +148,8 @@ rule multiskill_table1:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         generic_methods=MS["generic"]["methods"],
@@ -170,8 +171,8 @@ rule multiskill_two_class:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         setting=MS["two_class"],
     message:
@@ -192,8 +193,8 @@ rule multiskill_switching:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         setting=MS["switching"],
     message:
@@ -344,8 +345,8 @@ rule multiskill_simulate:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=120,
-        mem_mb=2000,
+        runtime=30,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         simulation=MS["simulation"],
@@ -364,8 +365,8 @@ rule multiskill_simulate_table1:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=120,
-        mem_mb=2000,
+        runtime=30,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         simulation=MS["simulation"],

@@ -13,7 +13,8 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb.
+# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
+# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
 localrules:
     serverpools_stochastic_summary,
     serverpools_table,
@@ -36,8 +37,8 @@ rule serverpools_search:
         "../envs/queue-routing.yaml"
     threads: 2
     resources:
-        runtime=60,
-        mem_mb=4000,
+        runtime=30,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         search=SP["search"],
@@ -58,8 +59,8 @@ rule serverpools_examples:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     message:
         "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances"
     script:
@@ -76,8 +77,8 @@ rule serverpools_boundary:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         boundary=SP["boundary"],
     message:
@@ -95,8 +96,8 @@ rule serverpools_fluid:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=2000,
+        runtime=10,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         fluid=lambda wildcards: SP["fluid"][wildcards.example],
@@ -116,8 +117,8 @@ rule serverpools_stochastic:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=120,
-        mem_mb=8000,
+        runtime=30,
+        mem_mb=2000,
     params:
         seed=config["seed"],
         stochastic=SP["stochastic"],
@@ -192,8 +193,8 @@ rule serverpools_covariance:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=60,
-        mem_mb=4000,
+        runtime=20,
+        mem_mb=1000,
     params:
         seed=config["seed"],
         covariance=SP["covariance"],
