@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,32 @@ def test_smoke_pipeline_on_slurm_matches_local_run(slurm, smoke_run, tmp_path):
     assert set(states.values()) == {"COMPLETED"}, states
 
     assert digests(tmp_path, figures=True) == digests(smoke_run, figures=True)
+
+
+def test_starting_the_running_cluster_again_changes_nothing(slurm):
+    """tools/slurm-single-node is idempotent: on a cluster it started, a second start leaves
+    the configuration and the daemons as they were."""
+    conf = Path("/etc/slurm/slurm.conf")
+    if os.geteuid() != 0 or "tools/slurm-single-node" not in conf.read_text(errors="replace"):
+        pytest.skip("the running cluster was not started by tools/slurm-single-node as root")
+
+    def daemons():
+        pids = subprocess.run(
+            ["pgrep", "-x", "-d,", "slurmctld|slurmd|munged"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return pids.stdout.strip()
+
+    before = (conf.read_bytes(), conf.stat().st_mtime_ns, daemons())
+    proc = subprocess.run(
+        [str(ROOT / "tools" / "slurm-single-node"), "start"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "already running" in proc.stderr
+    assert (conf.read_bytes(), conf.stat().st_mtime_ns, daemons()) == before

@@ -37,3 +37,10 @@ def test_ruff_is_clean():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run(tool("ruff"), "format", "--check", "src", "tests", "benchmarks", "workflow/scripts")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_shell_scripts_pass_shellcheck():
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (Debian package shellcheck)")
+    proc = run("shellcheck", "tools/slurm-single-node", ".ci/run")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
