@@ -29,6 +29,9 @@ class Terminated(SystemExit):
 
 
 def _terminate(signum, _frame):
+    # Once only: Snakemake forwards its own SIGTERM to the jobs, so a second one often
+    # follows the first, and raising again would cut short the clean-up it started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Terminated(128 + signum)
 
 

@@ -1,0 +1,89 @@
+"""queue_routing.pipeline.run_script and queue_routing.io.atomic_path under interruption.
+
+Each case runs a rule script's ``main`` through ``run_script`` in a child process (signal
+handlers belong to a process's main thread) with a stand-in for Snakemake's ``snakemake``
+object, and checks what is left on disk.
+"""
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from types import SimpleNamespace
+    from queue_routing.io import atomic_path
+    from queue_routing.pipeline import run_script
+
+    out, log, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    snakemake = SimpleNamespace(
+        output=[out], log=[log], rule="demo", wildcards={},
+    )
+
+    def main(snakemake):
+        if case == "double-sigterm":
+            # a second SIGTERM lands inside atomic_path's clean-up, as when Snakemake
+            # forwards its own SIGTERM to a job that was already sent one
+            real_exists = os.path.exists
+
+            def exists(path):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                return real_exists(path)
+
+            os.path.exists = exists
+        with atomic_path(out) as tmp:
+            tmp.write_text("partial")
+            if case != "complete":
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            tmp.write_text("complete")
+
+    run_script(snakemake, main)
+    """
+)
+
+
+def run_child(tmp_path, case):
+    out, log = tmp_path / "out.csv", tmp_path / "job.log"
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), str(log), case],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return proc, out, log
+
+
+def leftovers(tmp_path):
+    return sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_sigterm_stops_the_job_without_output_or_temporary_file(tmp_path):
+    proc, out, log = run_child(tmp_path, "sigterm")
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+    assert "terminated by SIGTERM" in log.read_text()
+
+
+def test_a_second_sigterm_does_not_interrupt_the_clean_up(tmp_path):
+    proc, out, _ = run_child(tmp_path, "double-sigterm")
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_rerun_removes_stale_temporaries_of_a_killed_job(tmp_path):
+    stale = tmp_path / ".out.csv.abc123.tmp"
+    stale.write_text("left by a SIGKILLed run")
+    unrelated = tmp_path / ".other.csv.abc123.tmp"
+    unrelated.write_text("another job's")
+    proc, out, log = run_child(tmp_path, "complete")
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == "complete"
+    assert not stale.exists() and unrelated.exists()
+    assert "removed stale temporary file" in log.read_text()
