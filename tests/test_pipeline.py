@@ -183,3 +183,13 @@ def test_report_is_self_contained_with_every_figure_and_its_caption(smoke_run, t
     default = yaml.safe_load((SMOKE.parent / "default.yaml").read_text())
     seed = yaml.safe_load(SMOKE.read_text()).get("seed", default["seed"])
     assert f"Root seed {seed}" in text  # the workflow description renders the config
+
+
+def test_pipeline_figures_carry_no_timestamps(smoke_run):
+    for pdf in sorted((smoke_run / "figures").glob("*.pdf")):
+        data = pdf.read_bytes()
+        assert b"/CreationDate" not in data and b"/ModDate" not in data, pdf.name
+    for png in sorted((smoke_run / "figures").glob("*.png")):
+        data = png.read_bytes()
+        assert b"tIME" not in data, png.name  # the PNG time chunk
+        assert b"Creation Time" not in data and b"date:" not in data, png.name
