@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["remove_stale_temporaries", "run_script"]
+__all__ = ["remove_stale_temporaries", "run_figure_script", "run_script"]
 
 
 class Terminated(SystemExit):
@@ -78,3 +78,20 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
         root.removeHandler(handler)
         if stream is not sys.stderr:
             stream.close()
+
+
+def run_figure_script(snakemake: Any, draw: Callable[[Any], tuple[Any, str]]) -> None:
+    """:func:`run_script` for a plotting rule: ``draw(snakemake)`` returns ``(fig, caption)``.
+
+    Writes the outputs of ``figure()`` in ``workflow/rules/common.smk``: ``pdf`` and ``png``
+    (the PNG next to the PDF, same stem) with the caption drawn under the axes, and
+    ``caption``, the same caption as reStructuredText for the Snakemake report.
+    """
+    from .plotting import save_caption, save_figure
+
+    def main(snakemake: Any) -> None:
+        fig, caption = draw(snakemake)
+        save_figure(fig, snakemake.output.pdf[: -len(".pdf")], caption)
+        save_caption(caption, snakemake.output.caption)
+
+    run_script(snakemake, main)

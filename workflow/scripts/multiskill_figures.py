@@ -3,8 +3,7 @@
 import pandas as pd
 
 from queue_routing.multiskill import figures
-from queue_routing.pipeline import run_script
-from queue_routing.plotting import save_caption, save_figure
+from queue_routing.pipeline import run_figure_script
 
 
 def _draw(snakemake):
@@ -56,10 +55,4 @@ def _draw(snakemake):
     raise ValueError(f"no figure for rule {rule}")
 
 
-def main(snakemake):
-    fig, caption = _draw(snakemake)
-    save_figure(fig, snakemake.output.pdf[: -len(".pdf")], caption)
-    save_caption(caption, snakemake.output.caption)
-
-
-run_script(snakemake, main)  # noqa: F821
+run_figure_script(snakemake, _draw)  # noqa: F821

@@ -4,8 +4,7 @@ import json
 
 import pandas as pd
 
-from queue_routing.pipeline import run_script
-from queue_routing.plotting import save_caption, save_figure
+from queue_routing.pipeline import run_figure_script
 from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level
 
@@ -36,10 +35,4 @@ def _draw(snakemake):
     raise ValueError(f"no figure for rule {rule}")
 
 
-def main(snakemake):
-    fig, caption = _draw(snakemake)
-    save_figure(fig, snakemake.output.pdf[: -len(".pdf")], caption)
-    save_caption(caption, snakemake.output.caption)
-
-
-run_script(snakemake, main)  # noqa: F821
+run_figure_script(snakemake, _draw)  # noqa: F821
