@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_path", "write_json", "write_table"]
+__all__ = ["atomic_path", "read_json", "write_json", "write_table"]
 
 
 @contextmanager
@@ -33,6 +33,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON document in the file ``path`` (the file is closed before returning)."""
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:

@@ -1,17 +1,15 @@
 """Multi-skilled vs no-sharing vs all-sharing costs on one size C (thin adapter)."""
 
-import json
-
 import pandas as pd
 
-from queue_routing.io import write_table
+from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.compare import compare
 from queue_routing.pipeline import run_script
 
 
 def main(snakemake):
-    data = json.loads(open(snakemake.input.instances).read())
+    data = read_json(snakemake.input.instances)
     rows = []
     for k, d in enumerate(data["instances"]):
         inst = Instance.from_dict(d)

@@ -1,8 +1,6 @@
 """Simulate the routing policies on one size C, or on Table 1's load sweep (thin adapter)."""
 
-import json
-
-from queue_routing.io import write_table
+from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import policy_simulation_rows, table1_load_sweep
 from queue_routing.pipeline import run_script
@@ -23,7 +21,7 @@ def main(snakemake):
         for f in rows.attrs.get("skipped", []):
             print(f"load factor {f}: unstable, skipped")
     else:
-        data = json.loads(open(snakemake.input.instances).read())
+        data = read_json(snakemake.input.instances)
         instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
         rows = policy_simulation_rows(instances, horizon=sim["horizon"], tag="random", **common)
     write_table(rows, snakemake.output.rows)

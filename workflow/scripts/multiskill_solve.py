@@ -1,15 +1,13 @@
 """Exact solver and Algorithm 1 on the instances of one size C (thin adapter)."""
 
-import json
-
-from queue_routing.io import write_table
+from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import sweep_runs
 from queue_routing.pipeline import run_script
 
 
 def main(snakemake):
-    data = json.loads(open(snakemake.input.instances).read())
+    data = read_json(snakemake.input.instances)
     fp = snakemake.params.fixed_point
     instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
     runs = sweep_runs(
