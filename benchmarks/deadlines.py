@@ -21,22 +21,17 @@ programs simulate the same system. The last line reads
 
 from __future__ import annotations
 
-import os
+import argparse
+import random
+import sys
+import time
 
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
+import numpy as np
+from _common import machine
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-
-from queue_routing.deadlines.simulation import simulate  # noqa: E402
-from queue_routing.seeding import seed_sequence  # noqa: E402
+from queue_routing.deadlines.simulation import simulate
+from queue_routing.seeding import seed_sequence
 
 try:
     import simpy
@@ -48,18 +43,6 @@ SERVERS = (2, 3)
 MU = (1.0, 0.5)
 DEADLINE_MEAN = 2.0
 TABLE_WIDTH = 2_000  # far beyond any queue length reached at load 0.71
-
-
-def machine() -> list[str]:
-    """Lines describing the machine and the library versions."""
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    simpy_version = simpy.__version__ if simpy is not None else "not installed"
-    return [
-        f"machine: {platform.machine()} {platform.system()} {platform.release()}; "
-        f"cores: {os.cpu_count()} (usable {affinity}); processor: {platform.processor() or '?'}",
-        f"python {platform.python_version()}; numpy {np.__version__}; numba {numba.__version__} "
-        f"(NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}); simpy {simpy_version}",
-    ]
 
 
 def index_table() -> np.ndarray:
@@ -150,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2012, help="root seed")
     args = parser.parse_args(argv)
 
-    for line in machine():
+    for line in machine("simpy"):
         print(line)
     print(
         f"mode: {'quick' if args.quick else 'full'}; seed {args.seed}; lambda {LAM}, m {SERVERS}, "

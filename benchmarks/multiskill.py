@@ -24,48 +24,24 @@ fastest one whose runs all converged within 1e-6 of the exact cost).
 
 from __future__ import annotations
 
-import os
+import argparse
+import importlib.util
+import sys
+import time
+import warnings
 
-# One core for the throughput figure: set before numpy/numba are imported.
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
+import numpy as np
+from _common import machine
 
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-
-from queue_routing.multiskill import solve_exact, solve_exact_batch  # noqa: E402
-from queue_routing.multiskill.generic import solve_generic  # noqa: E402
-from queue_routing.multiskill.instances import random_instance  # noqa: E402
-from queue_routing.multiskill.model import holding_cost  # noqa: E402
+from queue_routing.multiskill import solve_exact, solve_exact_batch
+from queue_routing.multiskill.generic import solve_generic
+from queue_routing.multiskill.instances import random_instance
+from queue_routing.multiskill.model import holding_cost
 
 C_BENCH = 200
 SWEEP_SIZES = tuple(range(10, 201, 10))
 SWEEP_PER_SIZE = 10
-
-
-def machine() -> list[str]:
-    """Lines describing the machine and the library versions."""
-    cvxpy_version = "not installed"
-    if importlib.util.find_spec("cvxpy") is not None:
-        import cvxpy
-
-        cvxpy_version = cvxpy.__version__
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    return [
-        f"machine: {platform.machine()} {platform.system()} {platform.release()}; "
-        f"cores: {os.cpu_count()} (usable {affinity}); processor: {platform.processor() or '?'}",
-        f"python {platform.python_version()}; numpy {np.__version__}; scipy {scipy.__version__}; "
-        f"numba {numba.__version__} (NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}); "
-        f"cvxpy {cvxpy_version}",
-    ]
 
 
 def time_exact_single(instances, repeats: int) -> float:
@@ -173,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     repeats = 2 if args.quick else 5
 
-    for line in machine():
+    for line in machine("scipy", "cvxpy"):
         print(line)
     print(f"mode: {'quick' if args.quick else 'full'}; seed {args.seed}; C = {C_BENCH}")
     sys.stdout.flush()

@@ -25,24 +25,19 @@ instances' ratios and the compiled throughput on that instance. Target: >= 100x.
 
 from __future__ import annotations
 
-import os
+import argparse
+import random
+import sys
+import time
 
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
+import numpy as np
+from _common import machine
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-
-from queue_routing.multiskill.instances import random_instance, table1  # noqa: E402
-from queue_routing.multiskill.model import Instance  # noqa: E402
-from queue_routing.multiskill.simulation import policy_weights, simulate  # noqa: E402
-from queue_routing.seeding import seed_sequence  # noqa: E402
+from queue_routing.multiskill.instances import random_instance, table1
+from queue_routing.multiskill.model import Instance
+from queue_routing.multiskill.simulation import policy_weights, simulate
+from queue_routing.seeding import seed_sequence
 
 try:
     import simpy
@@ -50,18 +45,6 @@ except ImportError:  # reported in the output
     simpy = None
 
 POLICY = "jsq"
-
-
-def machine() -> list[str]:
-    """Lines describing the machine and the library versions."""
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    simpy_version = simpy.__version__ if simpy is not None else "not installed"
-    return [
-        f"machine: {platform.machine()} {platform.system()} {platform.release()}; "
-        f"cores: {os.cpu_count()} (usable {affinity}); processor: {platform.processor() or '?'}",
-        f"python {platform.python_version()}; numpy {np.__version__}; numba {numba.__version__} "
-        f"(NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}); simpy {simpy_version}",
-    ]
 
 
 def simpy_run(instance: Instance, horizon: float, warmup: float, seed: int) -> dict:
@@ -126,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2022, help="root seed")
     args = parser.parse_args(argv)
 
-    for line in machine():
+    for line in machine("simpy"):
         print(line)
     print(f"mode: {'quick' if args.quick else 'full'}; seed {args.seed}; policy {POLICY}")
     sys.stdout.flush()

@@ -22,43 +22,25 @@ The last line reads
 
 from __future__ import annotations
 
-import os
+import argparse
+import heapq
+import random
+import sys
+import time
 
-# One core: set before numpy/numba are imported.
-for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
+import numpy as np
+from _common import machine
 
-import argparse  # noqa: E402
-import heapq  # noqa: E402
-import platform  # noqa: E402
-import random  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-
-from queue_routing.seeding import rng_for  # noqa: E402
-from queue_routing.serverpools import ServerPoolSystem, solve_spp  # noqa: E402
-from queue_routing.serverpools.diffusion import stationary_covariance  # noqa: E402
-from queue_routing.serverpools.instances import STABLE  # noqa: E402
-from queue_routing.serverpools.simulation import initial_state, simulate  # noqa: E402
+from queue_routing.seeding import rng_for
+from queue_routing.serverpools import ServerPoolSystem, solve_spp
+from queue_routing.serverpools.diffusion import stationary_covariance
+from queue_routing.serverpools.instances import STABLE
+from queue_routing.serverpools.simulation import initial_state, simulate
 
 R_BIG = 1e5
 T_LONG = 200.0
 T_PYTHON = 2.0
-
-
-def machine() -> list[str]:
-    """Lines describing the machine and the library versions."""
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
-    return [
-        f"machine: {platform.machine()} {platform.system()} {platform.release()}; "
-        f"cores: {os.cpu_count()} (usable {affinity}); processor: {platform.processor() or '?'}",
-        f"python {platform.python_version()}; numpy {np.__version__}; scipy {scipy.__version__}; "
-        f"numba {numba.__version__} (NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']})",
-    ]
 
 
 def path_instance():
@@ -179,7 +161,7 @@ def main(argv=None) -> int:
     t_python = T_PYTHON / 4 if args.quick else T_PYTHON
     t_check = 50.0 if args.quick else 200.0
 
-    for line in machine():
+    for line in machine("scipy"):
         print(line)
     solution = path_instance()
     lam_total = float(solution.system.arrival_rates.sum())
