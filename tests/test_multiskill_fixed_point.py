@@ -117,7 +117,7 @@ def test_paper_rounding_reproduces_the_papers_rho4_equal_zero():
 
 
 def test_random_initial_partition_frequencies():
-    part = initial_partition("random", 200_000, np.random.default_rng(0), p0=0.1, p1=0.3)
+    part = initial_partition("random", 200_000, np.random.default_rng(0), p_shared=0.1, p_both=0.3)
     freq = np.bincount(part.labels, minlength=3) / part.labels.size
     assert freq[SHARED] == pytest.approx(0.1, abs=0.005)
     assert freq[BOTH] == pytest.approx(0.3, abs=0.005)

@@ -7,13 +7,9 @@
 * PI (one policy-improvement step from optimal Bernoulli routing) is never worse;
 * seeds reproduce results bit for bit; bad arguments are rejected by name.
 
-Statistical tolerance. Each comparison of a simulated mean with an exact value is a two-sided
-t test over R independent replications (R - 1 degrees of freedom). Within one test function
-the m comparisons share a family-wise level of 1% by Bonferroni: each uses the quantile
-``t_{1 - 0.005/m, R - 1}`` times the standard error (e.g. 3.9 SE for m = 10, R = 20). The seeds
-are fixed, so a test is deterministic; the 1% is the chance that a correct simulator fails
-for an arbitrary choice of seed. A biased simulator fails by hundreds of SE: the standard
-errors here are 0.1-0.3% of the cost.
+Statistical tolerance: Bonferroni t tests at a family-wise level of 1% per test function
+(``tests/_stats.py``). A biased simulator fails by hundreds of SE: the standard errors here
+are 0.1-0.3% of the cost.
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from _stats import bonferroni_t
 from queue_routing.multiskill import Instance, solve_exact
 from queue_routing.multiskill.instances import random_instance, table1
 from queue_routing.multiskill.markov import generator, stationary_cost
@@ -39,7 +36,6 @@ from queue_routing.multiskill.simulation import (
 
 SEED = 2022
 REPS = 20
-FAMILY_ALPHA = 0.01
 
 
 def _instances() -> dict[str, tuple[Instance, float]]:
@@ -60,9 +56,9 @@ INSTANCES = _instances()
 SMALL = ("c1", "c2")
 
 
-def t_tolerance(m: int, df: int = REPS - 1) -> float:
-    """Two-sided Bonferroni t quantile for m comparisons at family-wise level FAMILY_ALPHA."""
-    return float(stats.t.ppf(1.0 - FAMILY_ALPHA / (2 * m), df))
+def t_tolerance(m: int) -> float:
+    """The Bonferroni t quantile (tests/_stats.py) for m comparisons over REPS replications."""
+    return bonferroni_t(m, REPS - 1)
 
 
 def se_per_server(res: SimulationResult) -> np.ndarray:

@@ -12,7 +12,7 @@ def main(snakemake):
         "policies": sim["policies"],
         "warmup": sim["warmup"],
         "replications": sim["replications"],
-        "root_seed": snakemake.params.seed,
+        "seed": snakemake.params.seed,
     }
     if snakemake.rule == "multiskill_simulate_table1":
         rows = table1_load_sweep(

@@ -12,12 +12,12 @@ def main(snakemake):
     instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
     runs = sweep_runs(
         instances,
-        root_seed=snakemake.params.seed,
+        seed=snakemake.params.seed,
         updates=fp["update_rules"],
         inits=fp["initial_partitions"],
         random_inits=fp["random_initial_partitions"],
-        p0=fp["random_partition"]["p_shared"],
-        p1=fp["random_partition"]["p_both"],
+        p_shared=fp["random_partition"]["p_shared"],
+        p_both=fp["random_partition"]["p_both"],
         paper_rounding=fp["paper_rounding"],
         max_iterations=fp["max_iterations"],
     )

@@ -7,14 +7,14 @@ from queue_routing.pipeline import run_script
 
 def main(snakemake):
     p = snakemake.params
-    solutions = table1_solutions(p.generic_methods, p.updates, root_seed=p.seed)
+    solutions = table1_solutions(p.generic_methods, p.updates, seed=p.seed)
     write_table(
         solutions,
         snakemake.output.solutions,
         snakemake.output.markdown,
         title="Table 1 instance (Sec. 6.3) solved by every solver",
     )
-    trajectories, runs = table1_trajectories(p.updates, root_seed=p.seed)
+    trajectories, runs = table1_trajectories(p.updates, seed=p.seed)
     write_table(trajectories, snakemake.output.trajectories)
     write_table(runs, snakemake.output.runs)
 

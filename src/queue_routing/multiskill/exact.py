@@ -167,6 +167,18 @@ def solve_exact(instance: Instance) -> Solution:
     The returned partition is read off the optimal spare capacity by Proposition 2, so a
     class with a tiny positive dedicated load is reported in C_b (as on Table 1's class 4,
     which the paper reports with rho_4 = 0).
+
+    Examples
+    --------
+    One class: delta_1 = sqrt((c_1/mu_1)/(c_0/mu_0)) = sqrt((3/1.5)/(1/2)) = 2, so the optimum
+    has rho_1 = 1 - 2 (1 - rho_0) and, with the flow 2 rho_0 + 1.5 rho_1 = 1.6, rho_0 = 0.62:
+
+    >>> from queue_routing.multiskill import Instance, solve_exact
+    >>> sol = solve_exact(Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6]))
+    >>> sol.loads.round(12).tolist(), round(sol.cost, 10)  # 0.62/0.38 + 3 (0.24/0.76)
+    ([0.62, 0.24], 2.5789473684)
+    >>> sol.partition.sets()
+    {'dedicated': [], 'both': [1], 'shared': []}
     """
     loads = np.empty(instance.mu.size)
     labels = np.empty(instance.eta.size, dtype=np.int8)

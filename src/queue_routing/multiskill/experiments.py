@@ -48,19 +48,19 @@ def _init_labels(inits: Sequence[str], random_inits: int) -> list[str]:
 def sweep_runs(
     instances: Iterable[tuple[int, Instance]],
     *,
-    root_seed: int,
+    seed: int,
     updates: Sequence[str] = ("jacobi", "single"),
     inits: Sequence[str] = ("dedicated", "both", "shared", "random"),
     random_inits: int = 3,
-    p0: float = 0.1,
-    p1: float = 0.3,
+    p_shared: float = 0.1,
+    p_both: float = 0.3,
     paper_rounding: bool = False,
     max_iterations: int | None = None,
 ) -> pd.DataFrame:
     """Algorithm 1 under every update rule and initial partition, next to the exact solver.
 
     ``instances`` yields ``(index, instance)``. Each fixed-point run draws from the stream
-    keyed by ``(root_seed, "multiskill-fixed-point", C, index, update, init)``.
+    keyed by ``(seed, "multiskill-fixed-point", C, index, update, init)``.
 
     Columns: ``n_classes, instance, update, init, iterations, converged, status,
     cost_exact, cost, rel_gap`` (cost relative to the exact optimum; NaN if not converged),
@@ -74,10 +74,10 @@ def sweep_runs(
         counts = np.bincount(exact.partition.labels, minlength=3)
         for update in updates:
             for label in labels:
-                rng = rng_for(
-                    root_seed, "multiskill-fixed-point", inst.n_classes, index, update, label
+                rng = rng_for(seed, "multiskill-fixed-point", inst.n_classes, index, update, label)
+                init = initial_partition(
+                    label.split("-")[0], inst.n_classes, rng, p_shared=p_shared, p_both=p_both
                 )
-                init = initial_partition(label.split("-")[0], inst.n_classes, rng, p0=p0, p1=p1)
                 sol = fixed_point(
                     inst,
                     update=update,
@@ -150,7 +150,7 @@ def table1_solutions(
     generic_methods: Sequence[str] = ("L-BFGS-B", "SLSQP"),
     updates: Sequence[str] = ("jacobi", "single"),
     *,
-    root_seed: int = 0,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Table 1's instance solved by every solver (tidy: one row per solver and server).
 
@@ -165,7 +165,7 @@ def table1_solutions(
         rows += solution_rows(solve_generic(inst, method=method), f"generic {method}")
     for update in updates:
         for rounding in (False, True):
-            rng = rng_for(root_seed, "multiskill-table1", update, int(rounding))
+            rng = rng_for(seed, "multiskill-table1", update, int(rounding))
             sol = fixed_point(
                 inst, update=update, init="dedicated", rng=rng, paper_rounding=rounding
             )
@@ -188,7 +188,7 @@ def table1_solutions(
 def table1_trajectories(
     updates: Sequence[str] = ("jacobi", "single"),
     *,
-    root_seed: int = 0,
+    seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fig. 6: loads per iteration of Algorithm 1 on Table 1 from its three initial partitions.
 
@@ -201,7 +201,7 @@ def table1_trajectories(
     for update in updates:
         for rounding in (False, True):
             for k, (label, part) in enumerate(table1_initial_partitions().items()):
-                rng = rng_for(root_seed, "multiskill-fig6", update, int(rounding), k)
+                rng = rng_for(seed, "multiskill-fig6", update, int(rounding), k)
                 sol = fixed_point(inst, update=update, init=part, rng=rng, paper_rounding=rounding)
                 loads = sol.info["trace"].loads
                 for it, row in enumerate(loads):
@@ -367,7 +367,7 @@ def policy_simulation_rows(
     horizon: float,
     warmup: float,
     replications: int,
-    root_seed: int,
+    seed: int,
     tag: str = "random",
     extra: dict | None = None,
 ) -> pd.DataFrame:
@@ -376,7 +376,7 @@ def policy_simulation_rows(
     The baseline is the exact optimal Bernoulli cost sum_j c_j rho_j/(1 - rho_j) (no noise);
     ``relative = cost / bernoulli_exact`` and ``relative_ci95`` its 95% half-width. The
     simulated ``bernoulli`` row checks the simulator against that formula. Each (instance,
-    policy) pair simulates from the streams keyed by ``(root_seed, tag, C, index, policy)``;
+    policy) pair simulates from the streams keyed by ``(seed, tag, C, index, policy)``;
     every replication starts from the stationary law of optimal Bernoulli routing (see
     :func:`~queue_routing.multiskill.simulation.simulate`, ``start="bernoulli"``).
     """
@@ -393,7 +393,7 @@ def policy_simulation_rows(
                 horizon=horizon,
                 warmup=warmup,
                 replications=replications,
-                seed=root_seed,
+                seed=seed,
                 keys=(tag, inst.n_classes, index),
                 start="bernoulli",
             )

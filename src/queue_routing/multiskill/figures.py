@@ -39,6 +39,8 @@ __all__ = [
     "fig5_region",
     "fig6_trajectories",
     "fig7_iterations",
+    "fig8_policies_vs_size",
+    "fig9_policies_vs_load",
 ]
 
 #: How captions cite the reproduced paper.

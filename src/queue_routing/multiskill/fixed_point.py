@@ -76,14 +76,14 @@ def initial_partition(
     n_classes: int,
     rng: np.random.Generator | None = None,
     *,
-    p0: float = 0.1,
-    p1: float = 0.3,
+    p_shared: float = 0.1,
+    p_both: float = 0.3,
 ) -> Partition:
     """The initial partitions of the spec.
 
     ``"dedicated"`` (all in C_d), ``"both"`` (all in C_b), ``"shared"`` (all in C_0), an explicit
-    :class:`Partition`, or ``"random"``: each class to C_0 with probability ``p0``, to C_b with
-    probability ``p1``, else to C_d (needs ``rng``).
+    :class:`Partition`, or ``"random"``: each class to C_0 with probability ``p_shared``, to C_b
+    with probability ``p_both``, else to C_d (needs ``rng``).
     """
     if isinstance(kind, Partition):
         if kind.labels.size != n_classes:
@@ -97,10 +97,13 @@ def initial_partition(
     if kind == "random":
         if rng is None:
             raise ValueError("a random initial partition needs an rng")
-        if not (0 <= p0 and 0 <= p1 and p0 + p1 <= 1):
-            raise ValueError(f"need p0, p1 >= 0 and p0 + p1 <= 1, got {p0}, {p1}")
+        if not (0 <= p_shared and 0 <= p_both and p_shared + p_both <= 1):
+            raise ValueError(
+                "random partition: need p_shared, p_both >= 0 and p_shared + p_both <= 1, "
+                f"got {p_shared}, {p_both}"
+            )
         u = rng.random(n_classes)
-        labels = np.where(u < p0, SHARED, np.where(u < p0 + p1, BOTH, DEDICATED))
+        labels = np.where(u < p_shared, SHARED, np.where(u < p_shared + p_both, BOTH, DEDICATED))
         return Partition(labels.astype(np.int8))
     raise InstanceError(f"unknown initial partition {kind!r}; use one of {INITIAL_PARTITIONS}")
 
@@ -134,8 +137,8 @@ def fixed_point(
     rng: np.random.Generator | None = None,
     paper_rounding: bool = False,
     max_iterations: int | None = None,
-    random_init_p0: float = 0.1,
-    random_init_p1: float = 0.3,
+    p_shared: float = 0.1,
+    p_both: float = 0.3,
 ) -> Solution:
     """Run Algorithm 1 on ``instance``.
 
@@ -162,6 +165,19 @@ def fixed_point(
         ``converged`` is False on a cycle or at the cap, with ``message`` saying which;
         ``info["trace"]`` is the :class:`FixedPointTrace`; loads are those of the final
         partition (the optimum when converged without rounding).
+
+    Examples
+    --------
+    On Table 1, all classes moved at once from the all-dedicated partition cycle (reported, not
+    hidden); one class at a time converges to the exact optimum:
+
+    >>> from queue_routing.multiskill import fixed_point, solve_exact, table1
+    >>> jac = fixed_point(table1(), update="jacobi", init="dedicated")
+    >>> jac.converged, jac.info["status"]
+    (False, 'cycle')
+    >>> one = fixed_point(table1(), update="single", init="dedicated", seed=3)
+    >>> one.converged, one.partition == solve_exact(table1()).partition
+    (True, True)
     """
     if update not in UPDATE_RULES:
         raise InstanceError(f"unknown update rule {update!r}; use one of {UPDATE_RULES}")
@@ -181,7 +197,7 @@ def fixed_point(
         rho0 = min(max(rho0_of_partition(labels, mu, eta, dlt), 0.0), 1.0)
         return float(_round_half_up(rho0, 3)) if paper_rounding else rho0
 
-    labels = initial_partition(init, n, rng, p0=random_init_p0, p1=random_init_p1).labels.copy()
+    labels = initial_partition(init, n, rng, p_shared=p_shared, p_both=p_both).labels.copy()
     seen: dict[bytes, int] = {labels.tobytes(): 0}
     history = [labels.copy()]
     rho0 = rho0_clipped(labels)

@@ -51,16 +51,16 @@ def _draw(n_classes: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndar
     return np.concatenate([[mu0], mu_dedicated]), cost, eta
 
 
-def random_instance(n_classes: int, root_seed: int, index: int) -> Instance:
+def random_instance(n_classes: int, seed: int, index: int) -> Instance:
     """Random stable instance ``index`` with ``n_classes`` classes (Fig. 7's distribution).
 
-    Drawn from the stream keyed by ``(root_seed, "multiskill-instance", n_classes, index)``,
+    Drawn from the stream keyed by ``(seed, "multiskill-instance", n_classes, index)``,
     so any instance can be regenerated alone. Draws that are not strictly stable
     (Proposition 1) or have a zero intensity are rejected and redrawn.
     """
     if n_classes < 1:
         raise ValueError(f"n_classes must be >= 1, got {n_classes}")
-    rng = rng_for(root_seed, "multiskill-instance", n_classes, index)
+    rng = rng_for(seed, "multiskill-instance", n_classes, index)
     for _ in range(_MAX_DRAWS):
         mu, cost, eta = _draw(n_classes, rng)
         if np.all(eta > 0) and stability_margin(mu, eta) > 0:
@@ -68,6 +68,6 @@ def random_instance(n_classes: int, root_seed: int, index: int) -> Instance:
     raise RuntimeError(f"no stable instance after {_MAX_DRAWS} draws")  # pragma: no cover
 
 
-def random_instances(n_classes: int, count: int, root_seed: int) -> list[Instance]:
+def random_instances(n_classes: int, count: int, seed: int) -> list[Instance]:
     """Instances ``0..count-1`` of size ``n_classes`` (see :func:`random_instance`)."""
-    return [random_instance(n_classes, root_seed, k) for k in range(count)]
+    return [random_instance(n_classes, seed, k) for k in range(count)]

@@ -100,6 +100,14 @@ class Instance:
 
     Raises :class:`InstanceError` for malformed parameters and
     :class:`UnstableInstanceError` when Proposition 1 fails.
+
+    >>> inst = Instance(mu=[25, 34, 38], cost=[5, 10, 11], eta=[28, 33])
+    >>> inst.n_classes, inst.delta.round(4).tolist()  # delta_j = sqrt((c_j/mu_j)/(c_0/mu_0))
+    (2, [1.2127, 1.2031])
+    >>> Instance(mu=[1, 2], cost=[1, 1], eta=[5])
+    Traceback (most recent call last):
+    ...
+    queue_routing.multiskill.model.UnstableInstanceError: unstable instance: class set A = {1} ...
     """
 
     mu: np.ndarray

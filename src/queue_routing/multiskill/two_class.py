@@ -281,6 +281,16 @@ def solve_two_class(instance: Instance) -> TwoClassSolution:
 
     The case is decided by the closed-form conditions (:func:`case_conditions`), not by a
     solver; if ``delta_1 > delta_2`` the classes are swapped, solved, and mapped back.
+
+    The seventh case (C_b = {1}, C_0 = {2}, missing from the paper's list) on an example:
+
+    >>> from queue_routing.multiskill import Instance, solve_exact, solve_two_class
+    >>> inst = Instance(mu=[10, 10, 10], cost=[1, 2.25, 9], eta=[5, 5])
+    >>> sol = solve_two_class(inst)
+    >>> sol.case, sol.loads.round(12).tolist()
+    (7, [0.6, 0.4, 0.0])
+    >>> bool(abs(sol.cost - solve_exact(inst).cost) < 1e-12)
+    True
     """
     if instance.n_classes != 2:
         raise ValueError(f"solve_two_class needs C = 2 classes, got C = {instance.n_classes}")
