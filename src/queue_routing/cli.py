@@ -1,4 +1,4 @@
-"""The ``queue-routing`` command (contract: ``shared/spec/pipeline.md``).
+"""The ``queue-routing`` command: parses the arguments, calls the library, prints JSON.
 
 Every subcommand reads one instance as JSON (a file path, or ``-`` for stdin) and prints one
 JSON object to stdout. Errors go to stderr as a single line ``queue-routing: error: ...``
@@ -14,8 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 __all__ = ["main"]
 
@@ -55,136 +53,64 @@ def _finite_or_none(x: Any) -> Any:
     return x
 
 
-# -- multiskill ---------------------------------------------------------------------------
-def _multiskill_instance(args: argparse.Namespace):
-    from .multiskill import Instance
-
-    return Instance.from_dict(_read_json(args.instance))
-
-
+# -- the subcommands: parse, call the library, return what to print ------------------------
 def _multiskill_solve(args: argparse.Namespace) -> dict[str, Any]:
-    from .multiskill import solve_exact
-    from .multiskill.fixed_point import fixed_point
+    from .multiskill import Instance, solve
 
-    inst = _multiskill_instance(args)
-    if args.method == "exact":
-        sol = solve_exact(inst)
-    elif args.method == "fixed-point":
-        sol = fixed_point(inst, update=args.update, init=args.init, seed=args.seed)
-    else:
-        from .multiskill.generic import solve_generic
-
-        sol = solve_generic(inst)
-    return sol.to_dict()
+    options = {}
+    if args.method == "fixed-point":
+        options = {"update": args.update, "init": args.init, "seed": args.seed}
+    return solve(Instance.from_dict(_read_json(args.instance)), args.method, **options).to_dict()
 
 
 def _multiskill_compare(args: argparse.Namespace) -> dict[str, Any]:
-    from .multiskill.compare import compare
+    from .multiskill import Instance, compare
 
-    return compare(_multiskill_instance(args))
+    return compare(Instance.from_dict(_read_json(args.instance)))
 
 
 def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
-    from .multiskill.simulation import simulate
+    from .multiskill import Instance, simulate
 
     if not args.horizon > 0:
         raise CliError(f"--horizon must be > 0, got {args.horizon}")
-    res = simulate(
-        _multiskill_instance(args),
+    return simulate(
+        Instance.from_dict(_read_json(args.instance)),
         args.policy,
         horizon=args.horizon,
         replications=args.replications,
         seed=args.seed,
         start=args.start,
-    )
-    return res.to_dict()
-
-
-# -- deadlines ----------------------------------------------------------------------------
-def _deadlines_instance(args: argparse.Namespace):
-    from .deadlines.model import Instance
-
-    return Instance.from_dict(_read_json(args.instance))
-
-
-def _deadline_params(deadline) -> tuple[str, tuple[float, ...]]:
-    if deadline.kind == "constant":
-        return "constant", (deadline.t,)
-    if deadline.kind == "uniform":
-        return "uniform", (deadline.low, deadline.high)
-    return "exponential", (deadline.mean,)
+    ).to_dict()
 
 
 def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    from .deadlines import exact, indices, simulation, splitting
+    from .deadlines import Instance, evaluate
 
-    inst = _deadlines_instance(args)
-    n = len(inst.clusters)
-    if args.method == "exact":
-        if n > 3:
-            raise CliError(f"--method exact handles at most 3 clusters, got {n}; use simulation")
-        level = args.truncation or (60 if n <= 2 else 30)
-        if args.policy == "optimal":
-            if n != 2:
-                raise CliError("--policy optimal is implemented for 2 clusters")
-            opt = exact.optimal_policy_converged(inst, level)
-            res = exact.evaluate_actions(inst, opt.actions, opt.L)
-        elif args.policy == "bs":
-            res = exact.evaluate_split(inst, level)
-        else:
-            table = indices.index_table(inst, args.policy, level).table
-            res = exact.evaluate_index_policy(inst, table, level)
-        return {
-            "cost_rate": res.cost_rate,
-            "rejection_rate": getattr(res, "rejection_rate", None),
-            "miss_rate": getattr(res, "miss_rate", None),
-            "ci95": None,
-        }
-    if args.policy == "optimal":
-        raise CliError("--policy optimal is evaluated exactly only (use --method exact)")
-    kind, params = _deadline_params(inst.deadline)
-    common = {
-        "on": inst.deadline.on,
-        "rejection_cost": inst.rejection_cost,
-        "horizon": args.horizon,
-        "warmup": 0.1 * args.horizon,
-        "replications": args.replications,
-        "seed": args.seed,
-        "keys": ("cli", args.policy),
-    }
-    servers = [c.servers for c in inst.clusters]
-    rates = [c.rate for c in inst.clusters]
-    if args.policy == "bs":
-        split = splitting.optimal_split(inst)
-        probs = np.concatenate([[split.rejected_rate], split.rates]) / inst.arrival_rate
-        res = simulation.simulate(
-            inst.arrival_rate, servers, rates, kind, params, split=probs, **common
-        )
-    else:
-        table = indices.index_table(inst, args.policy, args.table_size).table
-        res = simulation.simulate(
-            inst.arrival_rate, servers, rates, kind, params, index=table, **common
-        )
-    return res.to_dict()
+    return evaluate(
+        Instance.from_dict(_read_json(args.instance)),
+        args.policy,
+        method=args.method,
+        truncation=args.truncation,
+        horizon=args.horizon,
+        replications=args.replications,
+        table_size=args.table_size,
+        seed=args.seed,
+        keys=("cli", args.policy),
+    ).to_dict()
 
 
 def _deadlines_index(args: argparse.Namespace) -> dict[str, Any]:
-    from .deadlines import indices
+    from .deadlines import Instance, index_function
 
-    inst = _deadlines_instance(args)
-    n = len(inst.clusters)
-    if not 1 <= args.cluster <= n:
-        raise CliError(f"--cluster must be in 1..{n}, got {args.cluster}")
-    if args.upto < 0:
-        raise CliError(f"--upto must be >= 0, got {args.upto}")
-    table = indices.index_table(inst, args.policy, args.upto).table
-    return {"index": [float(v) for v in np.asarray(table[args.cluster - 1])[: args.upto + 1]]}
+    nu = index_function(
+        Instance.from_dict(_read_json(args.instance)), args.policy, args.cluster, args.upto
+    )
+    return {"index": [float(v) for v in nu]}
 
 
-# -- serverpools --------------------------------------------------------------------------
 def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
-    from .serverpools.linear import analyze
-    from .serverpools.model import ServerPoolSystem
+    from .serverpools import ServerPoolSystem, analyze
 
     return analyze(ServerPoolSystem.from_dict(_read_json(args.instance)))
 

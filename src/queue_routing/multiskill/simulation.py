@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..checks import nonnegative_int, replication_count, time_length
 from ..seeding import seed_sequence
 from ..stats import t_half_width
 from .exact import solve_exact
@@ -318,24 +319,12 @@ def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
     _check_policy(policy)
-    if isinstance(horizon, bool) or not isinstance(horizon, int | float | np.number):
-        raise TypeError(f"horizon must be a number, got {type(horizon).__name__}")
-    if not (math.isfinite(horizon) and horizon > 0):
-        raise ValueError(f"horizon must be finite and > 0, got {horizon}")
+    time_length("horizon", horizon)
     if warmup is None:
         warmup = 0.1 * horizon
-    if isinstance(warmup, bool) or not isinstance(warmup, int | float | np.number):
-        raise TypeError(f"warmup must be a number or None, got {type(warmup).__name__}")
-    if not (math.isfinite(warmup) and warmup >= 0):
-        raise ValueError(f"warmup must be finite and >= 0, got {warmup}")
-    if isinstance(replications, bool) or not isinstance(replications, int | np.integer):
-        raise TypeError(f"replications must be an int, got {type(replications).__name__}")
-    if replications < 2:
-        raise ValueError(
-            f"replications must be >= 2 (for a confidence interval), got {replications}"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    warmup = time_length("warmup", warmup, allow_zero=True)
+    replication_count(replications)
+    nonnegative_int("seed", seed)
     return float(warmup)
 
 
