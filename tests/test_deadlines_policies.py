@@ -1,8 +1,10 @@
-"""Index policies, exact evaluation and the optimal policy of Part B (Niño-Mora 2012).
+"""Index policies, exact evaluation, the optimal policy and the policy layer of Part B
+(Niño-Mora 2012).
 
 Independent references: a dense solve of the Poisson equation (PI), exact rational
 arithmetic over thresholds (RB), the closed forms of ``splitting.py`` (BS), the compiled
-simulator (index policies) and the optimal cost as a lower bound (every heuristic).
+simulator (index policies) and the optimal cost as a lower bound (every heuristic). The
+policy layer (``policies.py``) is checked against the solvers it dispatches to.
 """
 
 from __future__ import annotations
@@ -13,24 +15,33 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from queue_routing.deadlines.exact import (
+from queue_routing.deadlines.indices import (
+    check_indexable,
+    io_index,
+    pi_increments,
+    pi_index,
+    rb_index,
+)
+from queue_routing.deadlines.markov import (
+    ChainResult,
     evaluate_actions,
     evaluate_index_policy,
     evaluate_split,
     optimal_policy,
     optimal_policy_converged,
 )
-from queue_routing.deadlines.indices import (
-    check_indexable,
-    index_table,
-    io_index,
-    pi_increments,
-    pi_index,
-    rb_index,
-)
-from queue_routing.deadlines.kernels import f, miss_probability
+from queue_routing.deadlines.miss import f, miss_probability
 from queue_routing.deadlines.model import Cluster, Deadline, Instance
-from queue_routing.deadlines.simulation import simulate
+from queue_routing.deadlines.policies import (
+    INDEX_POLICIES,
+    POLICIES,
+    PolicyError,
+    evaluate,
+    index_function,
+    index_table,
+    split_probabilities,
+)
+from queue_routing.deadlines.simulation import SimulationResult, simulate
 from queue_routing.deadlines.splitting import optimal_split
 
 CONST = Deadline("constant", t=1.5)
@@ -170,7 +181,7 @@ def test_exact_split_matches_closed_form(r_cost):
     )
     ev = evaluate_split(inst, 80, split)
     assert ev.lost_rate < 1e-8
-    assert ev.cost_rate == pytest.approx(closed, abs=1e-8 + 2 * ev.lost_rate)
+    assert ev.cost == pytest.approx(closed, abs=1e-8 + 2 * ev.lost_rate)
     assert ev.rejection_rate == pytest.approx(split.rejected_rate, abs=1e-12)
 
 
@@ -178,7 +189,7 @@ def test_exact_three_clusters_runs():
     inst = _inst(3.0, 1.5, EXPO, clusters=((2, 1.0), (1, 0.8), (2, 0.4)))
     ev = evaluate_index_policy(inst, index_table(inst, "pi", 30).table, 30)
     bs = evaluate_split(inst, 30)
-    assert ev.cost_rate < bs.cost_rate
+    assert ev.cost < bs.cost
     assert ev.truncation_rate < 1e-6
 
 
@@ -187,12 +198,8 @@ def test_exact_index_policy_vs_simulation():
     level = 40
     table = index_table(inst, "pi", level - 1).table  # +inf at level L in both
     ev = evaluate_index_policy(inst, table, level)
-    sim = simulate(
-        inst.arrival_rate, inst.servers, inst.service_rates, "constant", [1.5],
-        rejection_cost=1.5, index=table, horizon=4000.0, warmup=100.0, replications=12,
-        seed=20120101,
-    )  # fmt: skip
-    assert abs(sim.cost_rate - ev.cost_rate) <= 1.5 * sim.ci95
+    sim = simulate(inst, index=table, horizon=4000.0, warmup=100.0, replications=12, seed=20120101)
+    assert abs(sim.cost - ev.cost) <= 1.5 * sim.ci95
     assert abs(sim.rejection_rate - ev.rejection_rate) <= 1.5 * sim.rejection_ci95 + 1e-12
     assert abs(sim.miss_rate - ev.miss_rate) <= 1.5 * sim.miss_ci95
 
@@ -208,13 +215,13 @@ def test_optimal_below_every_heuristic(lam, r_cost, deadline):
     opt = optimal_policy(inst, level, 1e-10)
     assert opt.converged
     own = evaluate_actions(inst, opt.actions, level)
-    assert own.cost_rate == pytest.approx(opt.cost_rate, abs=1e-8)
+    assert own.cost == pytest.approx(opt.cost, abs=1e-8)
     evals = {p: evaluate_index_policy(inst, index_table(inst, p, level).table, level)
              for p in ("io", "pi", "rb")}  # fmt: skip
     evals["bs"] = evaluate_split(inst, level)
     for name, ev in evals.items():
         slack = 1e-8 + max(1.0, r_cost or 1.0) * ev.lost_rate
-        assert opt.cost_rate <= ev.cost_rate + slack, name
+        assert opt.cost <= ev.cost + slack, name
 
 
 @pytest.mark.parametrize(("lam", "r_cost"), [(3.5, None), (4.0, 2.0)])
@@ -223,8 +230,9 @@ def test_rvi_stable_under_raising_level(lam, r_cost):
     res = optimal_policy_converged(inst, 20, tol=1e-6)
     assert len(res.history) >= 2
     assert abs(res.history[-1][1] - res.history[-2][1]) < 1e-6
-    bigger = optimal_policy(inst, int(1.5 * res.L), 1e-9)
-    assert bigger.cost_rate == pytest.approx(res.cost_rate, abs=3e-6)
+    assert res.truncation == res.history[-1][0]
+    bigger = optimal_policy(inst, int(1.5 * res.truncation), 1e-9)
+    assert bigger.cost == pytest.approx(res.cost, abs=3e-6)
 
 
 def test_rvi_fast_at_level_60():
@@ -233,3 +241,118 @@ def test_rvi_fast_at_level_60():
     res = optimal_policy(inst, 60, 1e-9)
     assert res.converged
     assert time.perf_counter() - t0 < 10.0
+
+
+# -- the policy layer ----------------------------------------------------------------------
+def _from_dict(lam, r_cost, clusters, deadline=None):
+    return Instance.from_dict(
+        {
+            "arrival_rate": lam,
+            "servers": [m for m, _ in clusters],
+            "service_rates": [mu for _, mu in clusters],
+            "rejection_cost": r_cost,
+            "deadline": deadline or {"kind": "constant", "t": 1.5},
+        }
+    )
+
+
+TWO = ((3, 1.0), (2, 0.8))
+
+
+def test_evaluate_exact_is_the_chain_solvers():
+    inst = _from_dict(3.5, 2.0, TWO)
+    level = 25
+    refs = {"bs": evaluate_split(inst, level)}
+    for p in INDEX_POLICIES:
+        refs[p] = evaluate_index_policy(inst, index_table(inst, p, level).table, level)
+    for p, ref in refs.items():
+        got = evaluate(inst, p, truncation=level)
+        assert isinstance(got, ChainResult) and got.truncation == level
+        assert got.to_dict() == ref.to_dict(), p
+        assert got.to_dict() == {
+            "cost_rate": ref.cost,
+            "rejection_rate": ref.rejection_rate,
+            "miss_rate": ref.miss_rate,
+            "ci95": None,
+        }
+    opt = optimal_policy_converged(inst, level)
+    got = evaluate(inst, "optimal", truncation=level)
+    assert got.truncation == opt.truncation
+    assert got.cost == pytest.approx(opt.cost, abs=1e-8)
+    assert all(got.cost <= r.cost + 1e-8 for r in refs.values())
+    # default levels: 60 up to two clusters, 30 for three
+    assert evaluate(inst, "bs").truncation == 60
+    three = _from_dict(3.0, 1.5, ((2, 1.0), (1, 0.8), (2, 0.4)))
+    assert evaluate(three, "bs").truncation == 30
+
+
+def test_evaluate_simulation_is_the_simulator_on_the_policy_tables():
+    inst = _from_dict(3.5, 2.0, TWO)
+    run = {"horizon": 500.0, "replications": 3, "seed": 7, "keys": ("cli", "x")}
+    sim = {"warmup": 50.0, "horizon": 500.0, "replications": 3, "seed": 7, "keys": ("cli", "x")}
+    for p in ("bs", *INDEX_POLICIES):
+        got = evaluate(inst, p, method="simulation", table_size=40, **run)
+        if p == "bs":
+            ref = simulate(inst, split=split_probabilities(inst), **sim)
+        else:
+            ref = simulate(inst, index=index_table(inst, p, 40).table, **sim)
+        assert isinstance(got, SimulationResult)
+        np.testing.assert_array_equal(got.replication_costs, ref.replication_costs)
+        assert got.to_dict() == ref.to_dict() and got.warmup == 50.0
+        assert set(got.to_dict()) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
+
+
+def test_split_probabilities_are_the_bs_rates():
+    inst = _from_dict(4.2, 1.2, TWO)
+    split = optimal_split(inst)
+    p = split_probabilities(inst, split)
+    assert p.shape == (3,) and p.sum() == pytest.approx(1.0, abs=1e-15)
+    np.testing.assert_allclose(p[0], split.rejected_rate / 4.2, rtol=1e-12)
+    np.testing.assert_allclose(p[1:], split.rates / 4.2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy", INDEX_POLICIES)
+def test_index_function_is_the_table_row(policy):
+    inst = _from_dict(3.5, 2.0, TWO)
+    table = index_table(inst, policy, 12).table
+    for k in (1, 2):
+        nu = index_function(inst, policy, k, 12)
+        assert nu.shape == (13,)
+        np.testing.assert_array_equal(nu, table[k - 1])
+    np.testing.assert_array_equal(index_function(inst, policy, 2, 0), table[1, :1])
+
+
+@pytest.mark.parametrize(
+    ("call", "argument", "needle"),
+    [
+        (lambda i, f: evaluate(i, "ucb"), "policy", "policy must be one of"),
+        (lambda i, f: evaluate(i, "io", method="mdp"), "method", "method must be one of"),
+        (lambda i, f: evaluate(f, "io"), "method", "at most 3 clusters, got 4"),
+        (
+            lambda i, f: evaluate(i, "optimal", method="simulation"),
+            "policy",
+            "evaluated exactly",
+        ),
+        (lambda i, f: index_function(i, "io", 0, 4), "cluster", "cluster must be in 1..2"),
+        (lambda i, f: index_function(i, "io", 3, 4), "cluster", "cluster must be in 1..2"),
+        (lambda i, f: index_function(i, "io", 1, -1), "upto", "upto must be"),
+        (lambda i, f: index_function(i, "bs", 1, 4), "policy", "policy must be one of"),
+        (lambda i, f: index_table(i, "optimal", 4), "policy", "policy must be one of"),
+    ],
+)
+def test_policy_layer_errors_name_the_argument(call, argument, needle):
+    inst = _from_dict(3.5, 2.0, TWO)
+    four = _from_dict(3.0, 1.5, TWO + TWO)
+    with pytest.raises(PolicyError, match=needle) as info:
+        call(inst, four)
+    assert isinstance(info.value, ValueError) and info.value.argument == argument
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(argument)
+
+
+def test_optimal_needs_two_clusters_and_policies_are_known():
+    three = _from_dict(3.0, 1.5, ((2, 1.0), (1, 0.8), (2, 0.4)))
+    with pytest.raises(PolicyError, match="2 clusters"):
+        evaluate(three, "optimal")
+    assert POLICIES == ("bs", "io", "pi", "rb", "optimal")
+    assert set(INDEX_POLICIES) < set(POLICIES)

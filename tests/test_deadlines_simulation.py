@@ -15,10 +15,8 @@ References (all computed here, independently of the package's formula code):
 * seeds reproduce results bit for bit; ties go to the lowest cluster; a table's missing
   columns act as +inf.
 
-Statistical tolerance. Each comparison of a simulated mean with an exact value is a two-sided
-t test over R independent replications; within one test function the comparisons share a
-family-wise level of 1% by Bonferroni (quantile ``t_{1 - 0.005/c, R - 1}`` times the standard
-error for c comparisons). Seeds are fixed, so the tests are deterministic.
+Statistical tolerance: Bonferroni t tests at a family-wise level of 1% per test function
+(``tests/_stats.py``). Seeds are fixed, so the tests are deterministic.
 """
 
 from __future__ import annotations
@@ -29,25 +27,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from queue_routing.deadlines.simulation import DeadlineSimulationResult, simulate
+from _stats import assert_mean_agrees, bonferroni_t
+from queue_routing.deadlines.model import Instance, InstanceError
+from queue_routing.deadlines.simulation import SimulationResult, simulate
 
 SEED = 2012
 REPS = 10
-FAMILY_ALPHA = 0.01
-
-
-def _quantile(n_comparisons: int, reps: int = REPS) -> float:
-    return float(stats.t.ppf(1 - FAMILY_ALPHA / (2 * n_comparisons), reps - 1))
-
-
-def _check(samples: np.ndarray, exact: float, n_comparisons: int, what: str) -> None:
-    samples = np.asarray(samples, dtype=float)
-    mean = samples.mean()
-    se = samples.std(ddof=1) / math.sqrt(samples.size)
-    q = _quantile(n_comparisons, samples.size)
-    assert abs(mean - exact) <= q * se, (
-        f"{what}: simulated {mean:.6g} +- {q * se:.2g} ({q:.2f} SE) vs exact {exact:.6g}"
-    )
+_check = assert_mean_agrees  # Bonferroni t test (tests/_stats.py)
 
 
 def erlang_c(m: int, a: float) -> float:
@@ -81,12 +67,33 @@ def mmm_miss_exponential(m: int, mu: float, lam: float, mean: float) -> float:
     return e1 + c * mu / ((m - 1) * mu - lam) * (e1 - e2)
 
 
-def _run(lam, m, mu, kind, params, **kw) -> DeadlineSimulationResult:
+_PARAMS = {"constant": ("t",), "uniform": ("low", "high"), "exponential": ("mean",)}
+
+
+def _instance(lam, m, mu, kind, params, *, on="response", rejection_cost=None) -> Instance:
+    """The instance of ``lam``, servers ``m``, rates ``mu`` and a deadline law with parameters
+    ``params`` (``(t,)``, ``(low, high)`` or ``(mean,)``)."""
+    deadline = {"kind": kind, **dict(zip(_PARAMS[kind], params, strict=True)), "on": on}
+    return Instance.from_dict(
+        {
+            "arrival_rate": lam,
+            "servers": list(m),
+            "service_rates": list(mu),
+            "rejection_cost": rejection_cost,
+            "deadline": deadline,
+        }
+    )
+
+
+def _run(lam, m, mu, kind, params, *, on="response", rejection_cost=None, **kw):
     kw.setdefault("horizon", 2e5)
     kw.setdefault("warmup", 2e3)
     kw.setdefault("replications", REPS)
     kw.setdefault("seed", SEED)
-    return simulate(lam, m, mu, kind, params, **kw)
+    inst = _instance(lam, m, mu, kind, params, on=on, rejection_cost=rejection_cost)
+    res = simulate(inst, **kw)
+    assert isinstance(res, SimulationResult)
+    return res
 
 
 def _admit_all(n: int, width: int = 1) -> list[list[float]]:
@@ -103,7 +110,7 @@ def test_mm1_exponential_deadline():
     _check(res.replication_miss_rates, lam * theta / (theta + mu - lam), 3, "miss rate")
     _check(res.replication_response_times, 1.0 / (mu - lam), 3, "E[T]")
     assert res.rejection_rate == 0.0
-    assert res.cost_rate == pytest.approx(res.miss_rate)
+    assert res.cost == pytest.approx(res.miss_rate)
 
 
 def test_mm1_constant_deadline_response_and_waiting():
@@ -175,9 +182,13 @@ def test_threshold_table_gives_mmmz_blocking(lam, m, mu, z):
     high = [[0.0] * z + [rcost] * 3]
     at_r = _run(lam, [m], [mu], "exponential", [1.0], index=high, rejection_cost=rcost)
     np.testing.assert_array_equal(at_r.replication_costs, short.replication_costs)
-    # Pure routing with a binding truncation: rejected jobs cost +inf.
-    pure = _run(lam, [m], [mu], "exponential", [1.0], index=[[0.0] * z], horizon=1e3)
-    assert pure.rejection_rate > 0 and math.isinf(pure.cost_rate)
+
+
+def test_pure_routing_with_a_binding_truncation_costs_inf():
+    # Pure routing (R = +inf) with a table that treats the cluster as full from x = 4 on:
+    # the jobs that find it "full" are rejected and cost +inf.
+    pure = _run(1.5, [2], [1.0], "exponential", [1.0], index=[[0.0] * 4], horizon=1e3)
+    assert pure.rejection_rate > 0 and math.isinf(pure.cost)
 
 
 def test_overflow_routing_two_clusters_vs_ctmc():
@@ -259,7 +270,7 @@ def test_against_ciw_mm2():
         ciw_resp.append(resp.mean())
         ciw_miss.append(np.mean(resp > t))
     ours = _run(lam, [m], [mu], "constant", [t], index=_admit_all(1, 10**6), horizon=5e4)
-    q = _quantile(2, reps)
+    q = bonferroni_t(2, reps - 1)
     for what, theirs, mine in (
         ("mean response time", ciw_resp, ours.replication_response_times),
         ("P(T > t)", ciw_miss, ours.replication_miss_probabilities),
@@ -289,26 +300,49 @@ def test_seeds_reproduce_bit_for_bit():
     assert not np.array_equal(a.replication_costs, c.replication_costs)
     assert a.to_dict() == b.to_dict() and a.events == b.events
     assert set(a.to_dict()) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
+    assert a.to_dict()["cost_rate"] == a.cost and a.to_dict()["ci95"] == a.ci95
     assert a.events > 0 and a.events_per_second > 0
+
+
+def test_standard_error_and_ci95():
+    res = _run(1.5, [1, 2], [1.0, 0.7], "constant", [1.0], index=[[0.0] * 50] * 2, horizon=2e3)
+    costs = res.replication_costs
+    assert res.standard_error == pytest.approx(costs.std(ddof=1) / math.sqrt(REPS), rel=1e-12)
+    assert res.ci95 == pytest.approx(stats.t.ppf(0.975, REPS - 1) * res.standard_error)
+    assert res.cost == pytest.approx(costs.mean()) and res.replications == REPS
 
 
 def test_bad_arguments():
     ok = dict(horizon=10.0, warmup=1.0, replications=2, seed=0)
+    one = _instance(1.0, [1], [2.0], "constant", [1.0])
+    with pytest.raises(TypeError, match="Instance"):
+        simulate({"arrival_rate": 1.0}, index=[[0.0]], **ok)
     with pytest.raises(ValueError, match="exactly one"):
-        simulate(1.0, [1], [2.0], "constant", [1.0], **ok)
-    with pytest.raises(ValueError, match="deadline_kind"):
-        simulate(1.0, [1], [2.0], "gamma", [1.0], index=[[0.0]], **ok)
-    with pytest.raises(ValueError, match="deadline_params"):
-        simulate(1.0, [1], [2.0], "uniform", [1.0], index=[[0.0]], **ok)
+        simulate(one, **ok)
     with pytest.raises(ValueError, match="split"):
-        simulate(1.0, [1], [2.0], "constant", [1.0], split=[0.5, 0.6], rejection_cost=1, **ok)
+        simulate(
+            _instance(1.0, [1], [2.0], "constant", [1.0], rejection_cost=1),
+            split=[0.5, 0.6],
+            **ok,
+        )
     with pytest.raises(ValueError, match="rejection_cost"):
-        simulate(1.0, [1], [2.0], "constant", [1.0], split=[0.5, 0.5], **ok)
+        simulate(one, split=[0.5, 0.5], **ok)
     with pytest.raises(ValueError, match="replications"):
-        simulate(1.0, [1], [2.0], "constant", [1.0], index=[[0.0]], **{**ok, "replications": 1})
-    with pytest.raises(ValueError, match="servers"):
-        simulate(1.0, [0], [2.0], "constant", [1.0], index=[[0.0]], **ok)
+        simulate(one, index=[[0.0]], **{**ok, "replications": 1})
     with pytest.raises(ValueError, match="index"):
-        simulate(1.0, [1, 1], [2.0, 1.0], "constant", [1.0], index=[[0.0]], **ok)
-    with pytest.raises(ValueError, match="on"):
-        simulate(1.0, [1], [2.0], "constant", [1.0], index=[[0.0]], on="service", **ok)
+        simulate(_instance(1.0, [1, 1], [2.0, 1.0], "constant", [1.0]), index=[[0.0]], **ok)
+    with pytest.raises(ValueError, match="horizon"):
+        simulate(one, index=[[0.0]], **{**ok, "horizon": 0.0})
+    with pytest.raises(ValueError, match="warmup"):
+        simulate(one, index=[[0.0]], **{**ok, "warmup": -1.0})
+    with pytest.raises(ValueError, match="seed"):
+        simulate(one, index=[[0.0]], **{**ok, "seed": -1})
+    # the deadline law, servers and rates are the Instance's to validate
+    with pytest.raises(InstanceError, match=r"deadline\.kind"):
+        Instance.from_dict({**one.to_dict(), "deadline": {"kind": "gamma", "t": 1.0}})
+    with pytest.raises(InstanceError, match=r"deadline\.high"):
+        Instance.from_dict({**one.to_dict(), "deadline": {"kind": "uniform", "low": 1.0}})
+    with pytest.raises(InstanceError, match="servers"):
+        _instance(1.0, [0], [2.0], "constant", [1.0])
+    with pytest.raises(InstanceError, match=r"deadline\.on"):
+        _instance(1.0, [1], [2.0], "constant", [1.0], on="service")

@@ -115,16 +115,16 @@ def test_bs_matches_generic_solver(kind, pure):
             sol = optimal_split(inst)
         assert sol.nonconvex == ()
         assert_kkt(sol)
-        assert sol.cost_rate == pytest.approx(cost_of(inst, sol.rates), rel=1e-13)
+        assert sol.cost == pytest.approx(cost_of(inst, sol.rates), rel=1e-13)
         caps = np.array([c.capacity for c in inst.clusters])
         starts = [sol.rates, caps / caps.sum() * inst.arrival_rate * (0.999 if pure else 0.5)]
         if pure:  # a perturbed start that still routes everything
             p = np.clip(sol.rates + rng.uniform(-0.02, 0.02, caps.size) * caps, 0, caps)
             starts.append(p * inst.arrival_rate / p.sum())
         costs = [generic(inst, np.clip(x0, 0, caps)) for x0 in starts]
-        scale = max(1.0, abs(sol.cost_rate))
-        assert min(costs) == pytest.approx(sol.cost_rate, rel=1e-7, abs=1e-7 * scale)
-        assert min(costs) >= sol.cost_rate - 1e-9 * scale  # the generic solver never wins
+        scale = max(1.0, abs(sol.cost))
+        assert min(costs) == pytest.approx(sol.cost, rel=1e-7, abs=1e-7 * scale)
+        assert min(costs) >= sol.cost - 1e-9 * scale  # the generic solver never wins
 
 
 def test_unused_and_all_rejected():
@@ -137,7 +137,7 @@ def test_unused_and_all_rejected():
     assert_kkt(sol)
     # R below every f'(0): reject everything, alpha = R.
     sol = optimal_split(Instance(1.0, (slow, fast), 0.1, dl))
-    assert sol.rejected_rate == 1.0 and sol.alpha == 0.1 and sol.cost_rate == pytest.approx(0.1)
+    assert sol.rejected_rate == 1.0 and sol.alpha == 0.1 and sol.cost == pytest.approx(0.1)
     assert sol.rejection_probability == 1.0 and np.all(sol.probabilities == 0)
 
 
@@ -155,7 +155,7 @@ def test_saturated_cluster():
     assert sol.rates.sum() == pytest.approx(10.005, rel=1e-14)
     assert sol.probabilities.sum() == pytest.approx(1.0, rel=1e-14)
     assert_kkt(sol)
-    assert generic(inst, sol.rates) >= sol.cost_rate - 1e-9
+    assert generic(inst, sol.rates) >= sol.cost - 1e-9
 
 
 def test_identical_clusters_split_evenly():

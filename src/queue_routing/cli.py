@@ -220,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = args.func(args)
     except (CliError, ValueError) as exc:
         msg = " ".join(str(exc).split())  # guarantee a single line
+        argument = getattr(exc, "argument", None)  # a library argument that is also an option
+        if argument and msg.startswith(argument):
+            msg = "--" + argument.replace("_", "-") + msg[len(argument) :]
         print(f"queue-routing: error: {msg}", file=sys.stderr)
         return 1
     json.dump(_finite_or_none(out), sys.stdout, allow_nan=False)

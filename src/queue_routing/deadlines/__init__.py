@@ -1,11 +1,53 @@
 """Part B: admission and routing of soft real-time jobs to multiclusters.
 
 Niño-Mora, "Admission and routing of soft real-time jobs to multiclusters: design and
-comparison of index policies", Computers & Operations Research 39 (2012) 3431-3444
-(see ``shared/spec/deadlines.md``).
+comparison of index policies", Computers & Operations Research 39 (2012) 3431-3444.
+
+Modules:
+
+* :mod:`.model`: the model objects :class:`Deadline`, :class:`Cluster`, :class:`Instance`
+  (validated at construction) and their errors;
+* :mod:`.miss`: closed-form deadline-miss probabilities ``P^miss(x)`` and the M/M/m formulas
+  of one cluster (Erlang C, stationary tails and distribution, ``P-bar``, ``f``, ``f'``);
+* :mod:`.splitting`: the optimal Bernoulli splitting (BS) by the KKT search;
+* :mod:`.indices`: the index formulas of one cluster (IO, PI, RB) and the indexability check;
+* :mod:`.markov`: the truncated Markov chain: exact evaluation of a policy
+  (:class:`ChainResult`) and the optimal policy by relative value iteration;
+* :mod:`.simulation`: the compiled discrete-event simulator (:func:`simulate`);
+* :mod:`.policies`: the policies on an :class:`Instance`: :data:`POLICIES`, the BS split
+  probabilities, index tables, and the entry points :func:`evaluate` and
+  :func:`index_function`;
+* :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical study (tables, figures).
+
+>>> from queue_routing.deadlines import Instance, evaluate
+>>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1],
+...     "service_rates": [1.0, 0.8], "rejection_cost": 1.5,
+...     "deadline": {"kind": "exponential", "mean": 2.0}})
+>>> sorted(evaluate(inst, "rb", truncation=25).to_dict())
+['ci95', 'cost_rate', 'miss_rate', 'rejection_rate']
 """
 
-from .kernels import (
+from .indices import (
+    IndexabilityCheck,
+    IndexabilityWarning,
+    check_indexable,
+    io_index,
+    pi_increments,
+    pi_index,
+    rb_index,
+)
+from .markov import (
+    LOST,
+    REJECT,
+    ChainResult,
+    OptimalPolicy,
+    evaluate_actions,
+    evaluate_index_policy,
+    evaluate_split,
+    optimal_policy,
+    optimal_policy_converged,
+)
+from .miss import (
     erlang_c,
     f,
     f_prime,
@@ -24,24 +66,65 @@ from .model import (
     InstanceError,
     UnstableInstanceError,
 )
+from .policies import (
+    INDEX_POLICIES,
+    METHODS,
+    POLICIES,
+    IndexTable,
+    PolicyError,
+    evaluate,
+    index_function,
+    index_table,
+    simulate_policy,
+    split_probabilities,
+)
+from .simulation import SimulationResult, simulate
 from .splitting import BernoulliSplit, ConvexityWarning, optimal_split
 
 __all__ = [
     "DEADLINE_KINDS",
     "DEADLINE_TARGETS",
+    "INDEX_POLICIES",
+    "LOST",
+    "METHODS",
+    "POLICIES",
+    "REJECT",
     "BernoulliSplit",
+    "ChainResult",
     "Cluster",
     "ConvexityWarning",
     "Deadline",
+    "IndexTable",
+    "IndexabilityCheck",
+    "IndexabilityWarning",
     "Instance",
     "InstanceError",
+    "OptimalPolicy",
+    "PolicyError",
+    "SimulationResult",
     "UnstableInstanceError",
+    "check_indexable",
     "erlang_c",
+    "evaluate",
+    "evaluate_actions",
+    "evaluate_index_policy",
+    "evaluate_split",
     "f",
     "f_prime",
+    "index_function",
+    "index_table",
+    "io_index",
     "miss_probability",
+    "optimal_policy",
+    "optimal_policy_converged",
     "optimal_split",
+    "pi_increments",
+    "pi_index",
+    "rb_index",
+    "simulate",
+    "simulate_policy",
     "sojourn_tail",
+    "split_probabilities",
     "stationary_distribution",
     "steady_state_miss",
     "waiting_tail",

@@ -2,8 +2,10 @@
 "Numerical study (ours)". The paper's Sec. 6 is missing from our source, so the instances,
 sweeps and tables are ours, built the way the paper describes its study.
 
-Every function returns a tidy :class:`pandas.DataFrame`; nothing is written here.
-Units: rates in jobs per unit time, deadlines in time units, costs per unit time, gaps in %.
+Every function returns a tidy :class:`pandas.DataFrame`; nothing is written here. Policies
+are built and evaluated through :mod:`.policies` (exact: :mod:`.markov`, simulated:
+:mod:`.simulation`). Units: rates in jobs per unit time, deadlines in time units, costs per
+unit time, gaps in %.
 
 * :func:`two_cluster_sweep`: exact costs (truncated CTMC) of BS, IO, PI, RB and the optimal
   cost (relative value iteration with a truncation check) on a two-cluster base instance, one
@@ -22,10 +24,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..seeding import rng_for
-from . import exact, indices, simulation, splitting
+from ..stats import t_half_width
+from . import markov, policies, splitting
 from .indices import IndexabilityWarning
 from .model import Instance
 
@@ -35,6 +37,7 @@ __all__ = [
     "SWEEPS",
     "base_instance",
     "deadline_dict",
+    "evaluate_point",
     "gap_table",
     "index_functions",
     "large_instance",
@@ -81,13 +84,11 @@ def base_instance(base: Mapping[str, Any], **changes: Any) -> Instance:
     )
 
 
-def _heuristic(instance: Instance, policy: str, L: int) -> exact.ExactEvaluation:
-    if policy == "bs":
-        return exact.evaluate_split(instance, L)
+def _heuristic(instance: Instance, policy: str, truncation: int) -> markov.ChainResult:
+    """Exact evaluation of a heuristic at the level ``truncation`` (indexability unchecked)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IndexabilityWarning)
-        table = indices.index_table(instance, policy, L).table
-    return exact.evaluate_index_policy(instance, table, L)
+        return policies.evaluate(instance, policy, method="exact", truncation=truncation)
 
 
 def evaluate_point(instance: Instance, *, truncation: int, tol: float) -> dict[str, Any]:
@@ -95,16 +96,16 @@ def evaluate_point(instance: Instance, *, truncation: int, tol: float) -> dict[s
     every heuristic at the optimal's level ``L``; a heuristic whose cost moves by more than
     ``tol`` between ``L`` and ``ceil(1.5 L)`` is flagged ``bound_<p>`` (its cost is decided by
     the truncation, e.g. IO above capacity: it never rejects when R > 1)."""
-    opt = exact.optimal_policy_converged(instance, truncation, tol)
-    L = int(opt.L)
-    row: dict[str, Any] = {"L": L, "cost_optimal": float(opt.cost_rate)}
+    opt = markov.optimal_policy_converged(instance, truncation, tol)
+    L = int(opt.truncation)
+    row: dict[str, Any] = {"L": L, "cost_optimal": float(opt.cost)}
     for p in HEURISTICS:
         res = _heuristic(instance, p, L)
         bound = False
         if res.truncation_rate > tol:
             bigger = _heuristic(instance, p, math.ceil(1.5 * L))
-            bound = abs(bigger.cost_rate - res.cost_rate) > max(tol, 1e-6 * res.cost_rate)
-        row[f"cost_{p}"] = float(res.cost_rate)
+            bound = abs(bigger.cost - res.cost) > max(tol, 1e-6 * res.cost)
+        row[f"cost_{p}"] = float(res.cost)
         row[f"rejection_{p}"] = float(res.rejection_rate)
         row[f"truncation_{p}"] = float(res.truncation_rate)
         row[f"bound_{p}"] = bool(bound)
@@ -213,7 +214,7 @@ def index_functions(base: Mapping[str, Any], upto: int) -> pd.DataFrame:
     for p in ("io", "pi", "rb"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IndexabilityWarning)
-            tab = indices.index_table(inst, p, upto)
+            tab = policies.index_table(inst, p, upto)
         rates = splitting.optimal_split(inst).rates
         for k, c in enumerate(inst.clusters):
             for x in range(upto + 1):
@@ -261,10 +262,9 @@ def large_instance(
 
 
 def _paired_ratio(costs: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    """Mean of the per-replication ratios ``costs / ref`` and its 95% t half-width."""
     ratio = costs / ref
-    r = ratio.size
-    half = float(stats.t.ppf(0.975, r - 1) * np.std(ratio, ddof=1) / math.sqrt(r))
-    return float(ratio.mean()), half
+    return float(ratio.mean()), t_half_width(ratio)
 
 
 def large_system(
@@ -281,37 +281,22 @@ def large_system(
     keys (replication ``r`` starts every policy from the same random stream), and the cost
     relative to PI is the mean of the per-replication ratios with a 95% t interval (paired
     replications). Index tables cover ``x = 0..table_size`` (beyond: cluster treated as full)."""
-    dl = instance.deadline
-    if dl.kind == "constant":
-        kind, params = "constant", (dl.t,)
-    elif dl.kind == "uniform":
-        kind, params = "uniform", (dl.low, dl.high)
-    else:
-        kind, params = "exponential", (dl.mean,)
-    common = {
-        "on": dl.on,
-        "rejection_cost": instance.rejection_cost,
+    run = {
         "horizon": horizon,
         "warmup": warmup,
         "replications": replications,
         "seed": seed,
         "keys": tuple(keys),
     }
-    m, mu, lam = instance.servers, instance.service_rates, instance.arrival_rate
     results, indexable = {}, {}
     for p in HEURISTICS:
-        if p == "bs":
-            split = splitting.optimal_split(instance)
-            probs = np.concatenate([[split.rejected_rate], split.rates]) / lam
-            probs = probs / probs.sum()
-            results[p] = simulation.simulate(lam, m, mu, kind, params, split=probs, **common)
-            indexable[p] = True
-        else:
+        table = None
+        if p != "bs":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IndexabilityWarning)
-                tab = indices.index_table(instance, p, table_size)
-            indexable[p] = tab.indexable
-            results[p] = simulation.simulate(lam, m, mu, kind, params, index=tab.table, **common)
+                table = policies.index_table(instance, p, table_size)
+        indexable[p] = True if table is None else table.indexable
+        results[p] = policies.simulate_policy(instance, p, table=table, **run)
     ref = results["pi"].replication_costs
     rows = []
     for p, res in results.items():
@@ -320,17 +305,17 @@ def large_system(
             {
                 "clusters": instance.n_clusters,
                 "policy": POLICY_LABELS[p],
-                "cost_rate": float(res.cost_rate),
+                "cost_rate": float(res.cost),
                 "ci95": float(res.ci95),
                 "relative_to_pi": rel,
                 "relative_ci95": rel_ci,
                 "rejection_rate": float(res.rejection_rate),
                 "miss_rate": float(res.miss_rate),
                 "indexable": bool(indexable[p]),
-                "arrival_rate": float(lam),
+                "arrival_rate": float(instance.arrival_rate),
                 "capacity": float(instance.capacity),
-                "servers": " ".join(str(int(v)) for v in m),
-                "service_rates": " ".join(f"{float(v):.4g}" for v in mu),
+                "servers": " ".join(str(int(v)) for v in instance.servers),
+                "service_rates": " ".join(f"{float(v):.4g}" for v in instance.service_rates),
                 "horizon": float(horizon),
                 "replications": int(replications),
             }

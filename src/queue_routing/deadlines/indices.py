@@ -1,6 +1,8 @@
 """Index functions of Niño-Mora (2012), Sec. 5 (``shared/spec/deadlines.md``, "Index policies").
 
-Each function returns ``nu(0..X)`` for one cluster (``m`` servers of rate ``mu`` jobs per
+The formulas of one cluster; the index table of a whole instance is
+:func:`~queue_routing.deadlines.policies.index_table`. Each function returns ``nu(0..X)``
+for one cluster (``m`` servers of rate ``mu`` jobs per
 unit time per server, FCFS), where ``nu(x)`` is the index of routing a new job to the
 cluster when it holds ``x`` jobs. An index policy rejects iff ``min_k nu_k(x_k) >= R`` and
 otherwise routes to a cluster of smallest index, ties to the lowest ``k`` (as
@@ -37,30 +39,22 @@ otherwise routes to a cluster of smallest index, ties to the lowest ``k`` (as
 from __future__ import annotations
 
 import math
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import miss_probability, steady_state_miss
-from .model import Cluster, Deadline, Instance
-from .splitting import optimal_split
+from .miss import miss_probability, steady_state_miss
+from .model import Cluster, Deadline
 
 __all__ = [
-    "POLICIES",
-    "IndexTable",
     "IndexabilityCheck",
     "IndexabilityWarning",
     "check_indexable",
-    "index_table",
     "io_index",
     "pi_increments",
     "pi_index",
     "rb_index",
 ]
-
-#: Index policies built by :func:`index_table`.
-POLICIES = ("io", "pi", "rb")
 
 _TAIL_EPS = 1e-18  # neglected geometric tail mass (relative) when starting the PI recursion
 _MAX_TAIL = 2_000_000
@@ -83,7 +77,16 @@ def _service(x: np.ndarray, cluster: Cluster) -> np.ndarray:
 
 
 def io_index(cluster: Cluster, deadline: Deadline, upto: int) -> np.ndarray:
-    """IO index ``nu(x) = P^miss(x)``, ``x = 0..upto`` (probabilities)."""
+    """IO index ``nu(x) = P^miss(x)``, ``x = 0..upto`` (probabilities).
+
+    At one server of rate 2 a job finding ``x`` jobs has an ``Erlang(x + 1, 2)`` response
+    time, so it misses an ``Exp(1)`` deadline with probability ``1 - (2/3)^(x+1)``:
+
+    >>> from queue_routing.deadlines import Cluster, Deadline
+    >>> nu = io_index(Cluster(1, 2.0), Deadline("exponential", mean=1.0), 2)
+    >>> bool(np.allclose(nu, [1 - (2 / 3) ** (x + 1) for x in range(3)], rtol=1e-14))
+    True
+    """
     x = _levels(upto)
     return np.asarray(miss_probability(x, cluster.servers, cluster.rate, deadline), dtype=float)
 
@@ -129,6 +132,17 @@ def pi_index(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int) -> n
     ``lam_k`` is the Bernoulli-splitting rate of the cluster (jobs per unit time); with
     ``lam_k = 0`` the index is IO's. Note ``nu(0) = Pbar(lam_k)``. Needs ``lam_k < m mu``
     (a saturated cluster has no relative values).
+
+    The index starts at the stationary miss probability and, unlike IO's, keeps growing once
+    every server is busy (here ``m = 3``):
+
+    >>> from queue_routing.deadlines import Cluster, Deadline, io_index, steady_state_miss
+    >>> c, dl = Cluster(3, 1.0), Deadline("constant", t=1.5)
+    >>> nu = pi_index(c, dl, 2.4, 3)
+    >>> bool(abs(nu[0] - steady_state_miss(3, 1.0, 2.4, dl)) < 1e-12)
+    True
+    >>> bool(check_indexable(nu).indexable and (nu > io_index(c, dl, 3)).all())
+    True
     """
     if float(lam_k) == 0.0:
         return io_index(cluster, deadline, upto)
@@ -142,6 +156,17 @@ def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.
     ``lam`` is the whole arrival stream (jobs per unit time), any value ``> 0`` (also above
     ``m mu``). Evaluated as a ratio of nonnegative sums (module docstring), ``O(upto^2)``.
     Indexability is not checked here: see :func:`check_indexable`.
+
+    With no queue ahead the index is the miss probability (``nu(0) = P^miss(0)``); it stays
+    finite and nondecreasing far beyond capacity (here ``lam = 2 m mu``):
+
+    >>> from queue_routing.deadlines import Cluster, Deadline, io_index
+    >>> c, dl = Cluster(3, 1.0), Deadline("constant", t=1.5)
+    >>> nu = rb_index(c, dl, 6.0, 200)
+    >>> bool(nu[0] == io_index(c, dl, 0)[0]), check_indexable(nu).indexable
+    (True, True)
+    >>> bool(abs(nu[200] / nu[100] - 1) < 1e-9)  # converges geometrically
+    True
     """
     lam = float(lam)
     if not (math.isfinite(lam) and lam > 0):
@@ -190,73 +215,3 @@ def check_indexable(nu: np.ndarray, rtol: float = _MONO_RTOL) -> IndexabilityChe
         violations=tuple(int(i) for i in bad),
         max_drop=float(max(drop.max(initial=0.0), 0.0)),
     )
-
-
-@dataclass(frozen=True)
-class IndexTable:
-    """Index table ``table[k, x]``, ``x = 0..upto``, of one policy on one instance.
-
-    Attributes
-    ----------
-    policy:
-        ``"io"``, ``"pi"`` or ``"rb"``.
-    table:
-        Shape ``(n, upto + 1)`` (cost per job).
-    checks:
-        Indexability check of every row (all rows, whatever the policy).
-    rates:
-        PI: the Bernoulli-splitting rates ``lam_k*`` used (jobs per unit time); else empty.
-    notes:
-        Anything the caller should know (e.g. a saturated cluster's clamped rate).
-    """
-
-    policy: str
-    table: np.ndarray
-    checks: tuple[IndexabilityCheck, ...]
-    rates: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    notes: tuple[str, ...] = ()
-
-    @property
-    def indexable(self) -> bool:
-        return all(c.indexable for c in self.checks)
-
-
-def index_table(instance: Instance, policy: str, upto: int) -> IndexTable:
-    """Index table of ``policy`` in :data:`POLICIES` for every cluster of ``instance``.
-
-    PI uses the rates of :func:`~queue_routing.deadlines.splitting.optimal_split`; a cluster
-    that BS saturates (``lam_k = m_k mu_k``) has no stationary relative values, so its rate is
-    clamped to ``(1 - 1e-6) m_k mu_k`` (recorded in ``notes``). RB feeds every cluster the
-    whole stream ``lam``. A row failing the indexability check raises an
-    :class:`IndexabilityWarning` and is reported in ``checks`` (never hidden).
-    """
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
-    dl = instance.deadline
-    notes: list[str] = []
-    rates = np.zeros(0)
-    if policy == "io":
-        rows = [io_index(c, dl, upto) for c in instance.clusters]
-    elif policy == "rb":
-        rows = [rb_index(c, dl, instance.arrival_rate, upto) for c in instance.clusters]
-    else:
-        rates = np.array(optimal_split(instance).rates, dtype=float)
-        rows = []
-        for k, c in enumerate(instance.clusters):
-            lam_k = float(rates[k])
-            if lam_k >= c.capacity * (1 - 1e-6):
-                lam_k = c.capacity * (1 - 1e-6)
-                notes.append(f"cluster {k}: BS rate saturated, PI uses lam_k = {lam_k:.9g}")
-            rows.append(pi_index(c, dl, lam_k, upto))
-    checks = tuple(check_indexable(r) for r in rows)
-    for k, chk in enumerate(checks):
-        if not chk.indexable:
-            warnings.warn(
-                f"{policy} index of cluster {k} is not nondecreasing at x = "
-                f"{list(chk.violations)[:10]} (max drop {chk.max_drop:.3g})",
-                IndexabilityWarning,
-                stacklevel=2,
-            )
-    table = np.vstack(rows)
-    table.setflags(write=False)
-    return IndexTable(policy=policy, table=table, checks=checks, rates=rates, notes=tuple(notes))

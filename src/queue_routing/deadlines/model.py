@@ -210,6 +210,14 @@ class Instance:
         ``lam < sum_k m_k mu_k`` (else :class:`UnstableInstanceError` naming the deficit).
     deadline:
         The :class:`Deadline` law shared by all jobs (a miss costs 1).
+
+    Examples
+    --------
+    >>> inst = Instance(3.5, (Cluster(3, 1.0), Cluster(2, 0.8)), 2.0, Deadline("constant", t=1.5))
+    >>> inst.n_clusters, round(inst.capacity, 12), inst.pure_routing
+    (2, 4.6, False)
+    >>> inst == Instance.from_dict(inst.to_dict())
+    True
     """
 
     arrival_rate: float
@@ -263,7 +271,24 @@ class Instance:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Instance:
         """Build from ``{"arrival_rate": lam, "servers": [m_k], "service_rates": [mu_k],
-        "rejection_cost": R or null, "deadline": {...}}``."""
+        "rejection_cost": R or null, "deadline": {...}}`` (the JSON of the CLI; an optional
+        ``"name"`` is ignored).
+
+        Pure routing (``"rejection_cost": null``) needs ``lam < sum_k m_k mu_k``; otherwise
+        the error names the deficit:
+
+        >>> data = {"arrival_rate": 3.5, "servers": [3, 2], "service_rates": [1.0, 0.8],
+        ...         "rejection_cost": None,
+        ...         "deadline": {"kind": "uniform", "low": 0.5, "high": 2.5}}
+        >>> inst = Instance.from_dict(data)
+        >>> inst.servers.tolist(), inst.deadline.expected, inst.pure_routing
+        ([3, 2], 1.5, True)
+        >>> try:
+        ...     Instance.from_dict({**data, "arrival_rate": 5.0})
+        ... except UnstableInstanceError as exc:
+        ...     print(round(exc.deficit, 12))
+        0.4
+        """
         if not isinstance(data, dict):
             raise InstanceError("instance must be a JSON object")
         keys = ("arrival_rate", "servers", "service_rates", "rejection_cost", "deadline")

@@ -1,5 +1,9 @@
 """Compiled discrete-event simulator of admission and routing of soft real-time jobs.
 
+:func:`simulate` takes an :class:`~queue_routing.deadlines.model.Instance` and either an index
+table or Bernoulli-splitting probabilities; the policy layer
+(:mod:`queue_routing.deadlines.policies`) builds both for the named policies.
+
 Spec: ``shared/spec/deadlines.md`` ("Model", "Evaluating a policy"); the model is that of
 Niño-Mora (2012), *Computers & Operations Research* 39, 3431–3444.
 
@@ -55,39 +59,35 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..checks import nonnegative_int, replication_count, time_length
 from ..seeding import seed_sequence
 from ..stats import t_half_width
+from .model import Deadline, Instance
 
 __all__ = [
-    "DEADLINE_KINDS",
-    "DeadlineSimulationResult",
-    "deadline_code",
+    "MAX_JOBS_IN_CLUSTER",
+    "SimulationResult",
     "simulate",
 ]
-
-#: Deadline laws and their kernel codes: ``constant`` (p1 = t), ``uniform`` (p1 = low,
-#: p2 = high), ``exponential`` (p1 = mean = 1/theta).
-DEADLINE_KINDS = {"constant": 0, "uniform": 1, "exponential": 2}
 
 #: Abort a replication when one cluster holds more jobs than this (an unstable policy).
 MAX_JOBS_IN_CLUSTER = 20_000_000
 
 _STREAM = "deadlines-sim"
 
+#: Kernel codes of the deadline laws: ``constant`` (p1 = t), ``uniform`` (p1 = low,
+#: p2 = high), ``exponential`` (p1 = mean = 1/theta).
+_KIND_CODES = {"constant": 0, "uniform": 1, "exponential": 2}
 
-def deadline_code(kind: str | int) -> int:
-    """Kernel code of a deadline law: a name of :data:`DEADLINE_KINDS` or the code itself."""
-    if isinstance(kind, str):
-        if kind not in DEADLINE_KINDS:
-            raise ValueError(
-                f"deadline_kind must be one of {', '.join(DEADLINE_KINDS)}; got {kind!r}"
-            )
-        return DEADLINE_KINDS[kind]
-    if isinstance(kind, bool) or not isinstance(kind, int | np.integer):
-        raise TypeError(f"deadline_kind must be a str or int, got {type(kind).__name__}")
-    if int(kind) not in DEADLINE_KINDS.values():
-        raise ValueError(f"deadline_kind code must be 0, 1 or 2; got {kind}")
-    return int(kind)
+
+def _deadline_arguments(deadline: Deadline) -> tuple[int, float, float]:
+    """``(kind code, p1, p2)`` of the kernel for a (validated) deadline law."""
+    code = _KIND_CODES[deadline.kind]
+    if code == 0:
+        return code, float(deadline.t), 0.0
+    if code == 1:
+        return code, float(deadline.low), float(deadline.high)
+    return code, float(deadline.mean), 0.0
 
 
 # -- compiled kernel -----------------------------------------------------------------------
@@ -297,7 +297,7 @@ def _kernel(
 
 # -- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class DeadlineSimulationResult:
+class SimulationResult:
     """Simulated cost of one policy on one multicluster instance (95% t intervals).
 
     Every rate is per unit time over the measured ``horizon``; every ``*_ci95`` is the
@@ -305,9 +305,11 @@ class DeadlineSimulationResult:
 
     Attributes
     ----------
-    cost_rate, ci95:
-        ``(R * rejections + misses) / horizon`` (cost per unit time; rejections cost nothing
-        when none occur, so ``R = +inf`` gives a finite cost unless a job was rejected).
+    cost, ci95:
+        Long-run average cost per unit time, ``(R * rejections + misses) / horizon`` (the
+        mean of :attr:`replication_costs`; rejections cost nothing when none occur, so
+        ``R = +inf`` gives a finite cost unless a job was rejected), and the 95% t
+        half-width of the cost over the replications.
     rejection_rate, rejection_ci95:
         Rejected jobs per unit time.
     miss_rate, miss_ci95:
@@ -336,7 +338,7 @@ class DeadlineSimulationResult:
         Wall time (s), compilation included on a first call.
     """
 
-    cost_rate: float
+    cost: float
     ci95: float
     rejection_rate: float
     rejection_ci95: float
@@ -368,10 +370,17 @@ class DeadlineSimulationResult:
     def replications(self) -> int:
         return int(self.replication_costs.size)
 
+    @property
+    def standard_error(self) -> float:
+        """Standard error of :attr:`cost`: sample sd of the replications over sqrt(R)."""
+        r = self.replication_costs
+        return float(np.std(r, ddof=1) / math.sqrt(r.size))
+
     def to_dict(self) -> dict[str, Any]:
-        """``{"cost_rate", "rejection_rate", "miss_rate", "ci95"}`` (ci95: of the cost rate)."""
+        """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
+        "miss_rate", "ci95"}`` (``cost_rate`` is :attr:`cost`, ``ci95`` its half-width)."""
         return {
-            "cost_rate": float(self.cost_rate),
+            "cost_rate": float(self.cost),
             "rejection_rate": float(self.rejection_rate),
             "miss_rate": float(self.miss_rate),
             "ci95": float(self.ci95),
@@ -382,15 +391,6 @@ _half_width = t_half_width  # 95% t half-width over replications (axis 0)
 
 
 # -- argument checks -------------------------------------------------------------------------
-def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0, got {v}")
-    return v
-
-
 def _index_table(index: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(table (n, W) padded with +inf, row lengths (n,))`` from a 2-D array or n rows."""
     if isinstance(index, np.ndarray) and index.ndim == 2:
@@ -423,14 +423,8 @@ def _kernel_seed(seed: int, keys: tuple, replication: int) -> np.ndarray:
 
 # -- public entry point ----------------------------------------------------------------------
 def simulate(
-    arrival_rate: float,
-    servers: Sequence[int] | np.ndarray,
-    service_rates: Sequence[float] | np.ndarray,
-    deadline_kind: str | int,
-    deadline_params: Sequence[float],
+    instance: Instance,
     *,
-    on: str = "response",
-    rejection_cost: float | None = None,
     index: Any = None,
     split: Sequence[float] | np.ndarray | None = None,
     horizon: float,
@@ -438,24 +432,16 @@ def simulate(
     replications: int,
     seed: int,
     keys: tuple = (),
-) -> DeadlineSimulationResult:
-    """Simulate one admission/routing policy; cost, rejection and miss rates with 95% CIs.
+) -> SimulationResult:
+    """Simulate one admission/routing policy on ``instance``; cost, rejection and miss rates
+    with 95% CIs.
 
     Parameters
     ----------
-    arrival_rate:
-        Poisson arrival rate ``lambda`` (jobs per unit time).
-    servers, service_rates:
-        ``m_k`` (ints >= 1) and ``mu_k`` (jobs per unit time per server), one per cluster.
-    deadline_kind, deadline_params:
-        ``"constant"`` ``(t,)``, ``"uniform"`` ``(low, high)`` or ``"exponential"``
-        ``(mean,)`` (the mean ``1/theta``, time units), or the codes 0, 1, 2.
-    on:
-        ``"response"`` (deadline on arrival-to-departure) or ``"waiting"`` (on
-        arrival-to-start of service).
-    rejection_cost:
-        ``R`` (> 0); ``None`` means ``+inf`` (pure routing; then Bernoulli splitting must
-        have ``p_0 = 0``).
+    instance:
+        The (validated) instance: arrival rate, clusters, rejection cost ``R`` (``None``
+        means ``+inf``, pure routing; then Bernoulli splitting must have ``p_0 = 0``) and
+        deadline law.
     index:
         Index table ``index[k][x]`` for ``x = 0..X_k`` (2-D array, or one 1-D row per
         cluster); beyond a row's last entry the index is ``+inf`` (cluster treated as full).
@@ -478,31 +464,34 @@ def simulate(
     ValueError
         For inconsistent or out-of-range arguments (the message names the argument), or when
         a cluster exceeds :data:`MAX_JOBS_IN_CLUSTER` jobs (an unstable policy).
+
+    Examples
+    --------
+    At one server of rate 1 fed at rate 0.8 and never rejecting, the response time is
+    ``Exp(mu - lam)``, so an exponential deadline of mean 2 (``theta = 0.5``) is missed with
+    probability ``theta/(theta + mu - lam) = 5/7``; the same seed reproduces the run:
+
+    >>> from queue_routing.deadlines import Instance
+    >>> inst = Instance.from_dict({"arrival_rate": 0.8, "servers": [1], "service_rates": [1.0],
+    ...     "rejection_cost": None, "deadline": {"kind": "exponential", "mean": 2.0}})
+    >>> run = dict(index=[[0.0] * 1000], horizon=5000.0, warmup=100.0, replications=10, seed=1)
+    >>> res = simulate(inst, **run)
+    >>> bool(abs(res.miss_probability - 5 / 7) < 3 * res.miss_probability_ci95)
+    True
+    >>> bool(abs(res.cost - 0.8 * 5 / 7) < 3 * res.ci95), res.rejection_rate
+    (True, 0.0)
+    >>> simulate(inst, **run).replication_costs.tolist() == res.replication_costs.tolist()
+    True
     """
-    lam = _positive("arrival_rate", arrival_rate)
-    m = np.ascontiguousarray(servers, dtype=np.int64).ravel()
-    mu = np.ascontiguousarray(service_rates, dtype=float).ravel()
+    if not isinstance(instance, Instance):
+        raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
+    lam = instance.arrival_rate
+    m = np.ascontiguousarray(instance.servers, dtype=np.int64)
+    mu = np.ascontiguousarray(instance.service_rates, dtype=float)
     n = m.size
-    if n < 1 or mu.size != n:
-        raise ValueError(f"servers and service_rates need the same length >= 1; got {n}, {mu.size}")
-    if np.any(m < 1) or not np.array_equal(m, np.asarray(servers, dtype=float).ravel()):
-        raise ValueError(f"servers must be integers >= 1, got {servers!r}")
-    if not np.all(np.isfinite(mu) & (mu > 0)):
-        raise ValueError(f"service_rates must be finite and > 0, got {service_rates!r}")
-    kind = deadline_code(deadline_kind)
-    params = [float(p) for p in np.atleast_1d(np.asarray(deadline_params, dtype=float))]
-    need = 2 if kind == 1 else 1
-    if len(params) != need:
-        raise ValueError(f"deadline_params must have {need} value(s) for this law, got {params}")
-    p1 = params[0]
-    p2 = params[1] if kind == 1 else 0.0
-    if not (math.isfinite(p1) and p1 >= 0 and (kind != 2 or p1 > 0)):
-        raise ValueError(f"deadline_params: bad first parameter {p1}")
-    if kind == 1 and not (math.isfinite(p2) and p2 >= p1):
-        raise ValueError(f"deadline_params: uniform needs low <= high, got {params}")
-    if on not in ("response", "waiting"):
-        raise ValueError(f"on must be 'response' or 'waiting', got {on!r}")
-    rcost = math.inf if rejection_cost is None else _positive("rejection_cost", rejection_cost)
+    kind, p1, p2 = _deadline_arguments(instance.deadline)
+    rejection_cost = instance.rejection_cost
+    rcost = math.inf if rejection_cost is None else float(rejection_cost)
     if (index is None) == (split is None):
         raise ValueError("give exactly one of index and split")
     if index is not None:
@@ -520,17 +509,12 @@ def simulate(
             raise ValueError("split: p_0 > 0 (rejection) needs a finite rejection_cost")
         split_cum = np.cumsum(p)
         table, xlen = np.zeros((n, 1)), np.ones(n, dtype=np.int64)
-    h = _positive("horizon", horizon)
-    w = _positive("warmup", warmup, allow_zero=True)
-    if isinstance(replications, bool) or not isinstance(replications, int | np.integer):
-        raise TypeError(f"replications must be an int, got {type(replications).__name__}")
-    if replications < 2:
-        raise ValueError(
-            f"replications must be >= 2 (for a confidence interval), got {replications}"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    h = time_length("horizon", horizon)
+    w = time_length("warmup", warmup, allow_zero=True)
+    replication_count(replications)
+    nonnegative_int("seed", seed)
     keys = tuple(keys)
+    on_wait = instance.deadline.on == "waiting"
 
     r_count = int(replications)
     rej = np.empty(r_count)
@@ -547,7 +531,7 @@ def simulate(
     for r in range(r_count):
         t1 = time.perf_counter()
         counts, a_k, m_k, sums = _kernel(
-            lam, m, mu, kind, p1, p2, on == "waiting", rcost, mode, table, xlen, split_cum,
+            lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
             w, w + h, _kernel_seed(seed, keys, r), MAX_JOBS_IN_CLUSTER,
         )  # fmt: skip
         kernel_wall += time.perf_counter() - t1
@@ -571,8 +555,8 @@ def simulate(
     with np.errstate(invalid="ignore"):
         costs = np.where(rej > 0, rcost * rej, 0.0) + mis
         cluster_prob = np.where(adm_k > 0, miss_k / np.maximum(adm_k, 1), math.nan)
-    return DeadlineSimulationResult(
-        cost_rate=float(costs.mean()),
+    return SimulationResult(
+        cost=float(costs.mean()),
         ci95=_half_width(costs),
         rejection_rate=float(rej.mean()),
         rejection_ci95=_half_width(rej),

@@ -3,7 +3,7 @@
 Choose rates ``lam_0`` (rejected) and ``lam_1..lam_n`` (jobs per unit time) with
 ``sum = lam`` and ``0 <= lam_k <= m_k mu_k`` minimising ``R lam_0 + sum_k f_k(lam_k)``,
 where ``f_k(lam_k) = lam_k P-bar_k(lam_k)`` is cluster k's deadline-miss rate
-(:func:`~queue_routing.deadlines.kernels.f`). With every ``f_k`` convex the KKT conditions
+(:func:`~queue_routing.deadlines.miss.f`). With every ``f_k`` convex the KKT conditions
 say: there is a level ``alpha`` with ``f_k'(lam_k) = alpha`` on clusters in use,
 ``lam_k = 0`` if ``f_k'(0) >= alpha``, ``lam_k = m_k mu_k`` if ``f_k'(m_k mu_k-) <= alpha``,
 and ``alpha = R`` whenever ``lam_0 > 0``. Each ``lam_k(alpha)`` is nondecreasing, so we solve
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from .kernels import f, f_prime
+from .miss import f, f_prime
 from .model import Instance
 
 __all__ = ["BernoulliSplit", "ConvexityWarning", "optimal_split"]
@@ -47,8 +47,8 @@ class BernoulliSplit:
         ``lam_1..lam_n`` routed to each cluster (jobs per unit time), shape ``(n,)``.
     rejected_rate:
         ``lam_0`` (jobs per unit time); 0 for pure routing.
-    cost_rate:
-        ``R lam_0 + sum_k f_k(lam_k)`` (cost per unit time).
+    cost:
+        Long-run average cost per unit time, ``R lam_0 + sum_k f_k(lam_k)``.
     alpha:
         The KKT level (cost per job): the common marginal miss rate ``f_k'(lam_k)`` of the
         clusters in use; equal to ``R`` when ``lam_0 > 0``.
@@ -61,7 +61,7 @@ class BernoulliSplit:
     instance: Instance
     rates: np.ndarray
     rejected_rate: float
-    cost_rate: float
+    cost: float
     alpha: float
     nonconvex: tuple[int, ...] = ()
     info: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -104,6 +104,19 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
     The level is found to a relative 1e-13 and each rate to ``1e-13 m_k mu_k``; the final
     rates are then adjusted (on one unsaturated cluster in use) so that they sum exactly to
     ``lam - lam_0``. The cost is first-order insensitive to the residual error in ``alpha``.
+
+    Two identical clusters share the stream equally; a rejection cost below every cluster's
+    ``f_k'(0) = P_k^miss(0)`` (here ``e^{-mu t} = e^{-1.5}``, about 0.22) rejects every job:
+
+    >>> from queue_routing.deadlines import Instance
+    >>> data = {"arrival_rate": 1.5, "servers": [2, 2], "service_rates": [1.0, 1.0],
+    ...         "rejection_cost": None, "deadline": {"kind": "constant", "t": 1.5}}
+    >>> split = optimal_split(Instance.from_dict(data))
+    >>> split.rates.round(9).tolist(), split.rejected_rate
+    ([0.75, 0.75], 0.0)
+    >>> split = optimal_split(Instance.from_dict({**data, "rejection_cost": 0.2}))
+    >>> split.rejected_rate, split.cost == 0.2 * 1.5, split.rates.tolist()
+    (1.5, True, [0.0, 0.0])
     """
     lam = instance.arrival_rate
     big_r = instance.rejection_cost
@@ -172,7 +185,7 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         instance=instance,
         rates=rates,
         rejected_rate=float(rejected),
-        cost_rate=float(cost),
+        cost=float(cost),
         alpha=float(alpha),
         nonconvex=nonconvex,
         info={"f_prime_zero": d0, "f_prime_cap": dcap},

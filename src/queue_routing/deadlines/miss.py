@@ -1,4 +1,6 @@
-"""Deadline-miss probabilities of an M/M/m FCFS cluster (``shared/spec/deadlines.md``).
+"""Closed-form deadline-miss probabilities and M/M/m formulas of one FCFS cluster
+(``shared/spec/deadlines.md``): ``P^miss(x)``, the stationary tails, Erlang C, the stationary
+distribution, ``P-bar(lam)`` and the miss rate ``f(lam) = lam P-bar(lam)`` with ``f'``.
 
 Units: ``m`` servers (integer >= 1), ``mu`` service rate per server (jobs per unit time),
 ``lam`` arrival rate (jobs per unit time), ``t`` and deadlines in units of time, ``x`` the
@@ -194,6 +196,19 @@ def miss_probability(x, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     response ``1 - mu/(mu+theta) (m mu/(m mu+theta))^{j+}``; waiting
     ``1 - (m mu/(m mu+theta))^j`` for ``x >= m`` and 0 otherwise (via ``expm1/log1p``).
     Uniform deadlines average the constant-deadline value by adaptive Gauss-Legendre.
+
+    A job finding a free server (``x < m``) misses a response deadline ``t`` iff its service
+    outlasts ``t``, probability ``e^{-mu t}``; one finding ``x = m`` jobs first waits an
+    ``Exp(m mu)`` time, so it misses a waiting deadline with probability ``e^{-m mu t}``:
+
+    >>> import math
+    >>> from queue_routing.deadlines import Deadline
+    >>> p = miss_probability([0, 1, 2], 2, 0.5, Deadline("constant", t=1.5))
+    >>> [round(v, 12) for v in p[:2]] == [round(math.exp(-0.75), 12)] * 2, bool(p[2] > p[1])
+    (True, True)
+    >>> w = miss_probability(2, 2, 0.5, Deadline("constant", t=1.5, on="waiting"))
+    >>> bool(abs(w - math.exp(-1.5)) < 1e-14)
+    True
     """
     m, mu = _check_cluster(m, mu)
     xa = np.asarray(x)

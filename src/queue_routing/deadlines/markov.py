@@ -1,8 +1,10 @@
-"""Exact evaluation and optimal control on the truncated CTMC (``shared/spec/deadlines.md``,
-"Evaluating a policy" and "Index policies: Optimal"); Niño-Mora (2012).
+"""The truncated Markov chain of Part B: exact evaluation of a policy and optimal control
+(``shared/spec/deadlines.md``, "Evaluating a policy" and "Index policies: Optimal");
+Niño-Mora (2012).
 
-State ``x = (x_1..x_n)``, ``x_k`` jobs in cluster ``k`` (``0..L``); a cluster at level ``L``
-cannot admit. Arrivals at rate ``lam`` (jobs per unit time); cluster ``k`` completes at rate
+State ``x = (x_1..x_n)``, ``x_k`` jobs in cluster ``k`` (``0..L``), where the level ``L`` is
+the ``truncation`` argument of every function here; a cluster at level ``L`` cannot admit.
+Arrivals at rate ``lam`` (jobs per unit time); cluster ``k`` completes at rate
 ``mu_k min(x_k, m_k)``. A job routed to cluster ``k`` in state ``x`` misses its deadline with
 probability ``P_k^miss(x_k)`` (decided at arrival, costs 1); a rejected job costs ``R``.
 
@@ -26,19 +28,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
-from .kernels import miss_probability
+from .miss import miss_probability
 from .model import Instance
 from .splitting import BernoulliSplit, optimal_split
 
 __all__ = [
     "LOST",
     "REJECT",
-    "ExactEvaluation",
+    "ChainResult",
     "OptimalPolicy",
     "evaluate_actions",
     "evaluate_index_policy",
@@ -55,13 +58,14 @@ _MAX_STATES = 2_000_000
 
 
 @dataclass(frozen=True)
-class ExactEvaluation:
+class ChainResult:
     """Long-run rates of one policy on the CTMC truncated at level ``L`` (per unit time).
 
     Attributes
     ----------
-    cost_rate:
-        ``R * rejection_rate + miss_rate`` (``miss_rate`` alone for pure routing).
+    cost:
+        Long-run average cost per unit time, ``R * rejection_rate + miss_rate``
+        (``miss_rate`` alone for pure routing).
     rejection_rate:
         Rejected jobs per unit time (0 for pure routing).
     miss_rate:
@@ -74,11 +78,11 @@ class ExactEvaluation:
         Arrivals per unit time whose decision the level ``L`` changed (``>= lost_rate``).
     boundary_mass:
         Stationary probability that some cluster is at level ``L``.
-    L:
-        The truncation level.
+    truncation:
+        The truncation level ``L``.
     """
 
-    cost_rate: float
+    cost: float
     rejection_rate: float
     miss_rate: float
     cluster_miss_rate: np.ndarray
@@ -86,17 +90,29 @@ class ExactEvaluation:
     lost_rate: float
     truncation_rate: float
     boundary_mass: float
-    L: int
+    truncation: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
+        "miss_rate", "ci95"}`` (``ci95`` is ``None``: the chain is solved exactly)."""
+        return {
+            "cost_rate": float(self.cost),
+            "rejection_rate": float(self.rejection_rate),
+            "miss_rate": float(self.miss_rate),
+            "ci95": None,
+        }
 
 
-def _check_level(instance: Instance, L: int) -> tuple[int, int]:
+def _check_level(instance: Instance, truncation: int) -> tuple[int, int]:
+    """``(n, L)`` after checking the number of clusters and the level ``L = truncation``."""
     n = instance.n_clusters
+    L = truncation
     if isinstance(L, bool) or int(L) != L or L < 1:
-        raise ValueError(f"L must be an integer >= 1, got {L!r}")
+        raise ValueError(f"truncation must be an integer >= 1, got {L!r}")
     if not 1 <= n <= 3:
         raise ValueError(f"exact evaluation needs 1 <= n <= 3 clusters, got {n}")
     if (int(L) + 1) ** n > _MAX_STATES:
-        raise ValueError(f"(L+1)^n = {(int(L) + 1) ** n} states exceeds {_MAX_STATES}")
+        raise ValueError(f"truncation: (L+1)^n = {(int(L) + 1) ** n} states exceeds {_MAX_STATES}")
     return n, int(L)
 
 
@@ -113,10 +129,11 @@ def _miss_table(instance: Instance, L: int) -> np.ndarray:
     )
 
 
-def stationary(instance: Instance, L: int, route: np.ndarray) -> np.ndarray:
-    """Stationary distribution (shape ``(N,)``) of the truncated CTMC in which an arrival in
-    state ``i`` joins cluster ``k`` with probability ``route[i, k]`` (0 where ``x_k = L``)."""
-    n, L = _check_level(instance, L)
+def stationary(instance: Instance, truncation: int, route: np.ndarray) -> np.ndarray:
+    """Stationary distribution (shape ``(N,)``) of the CTMC truncated at level
+    ``L = truncation`` in which an arrival in state ``i`` joins cluster ``k`` with
+    probability ``route[i, k]`` (0 where ``x_k = L``)."""
+    n, L = _check_level(instance, truncation)
     x = _states(n, L)
     size = x.shape[0]
     strides = np.array([(L + 1) ** (n - 1 - k) for k in range(n)])
@@ -147,13 +164,13 @@ def stationary(instance: Instance, L: int, route: np.ndarray) -> np.ndarray:
 
 def _evaluate(
     instance: Instance,
-    L: int,
+    truncation: int,
     route: np.ndarray,
     reject: np.ndarray,
     lost: np.ndarray,
     changed: np.ndarray,
-) -> ExactEvaluation:
-    n, L = _check_level(instance, L)
+) -> ChainResult:
+    n, L = _check_level(instance, truncation)
     x = _states(n, L)
     pi = stationary(instance, L, route)
     lam = instance.arrival_rate
@@ -163,8 +180,8 @@ def _evaluate(
     rej = lam * float(np.dot(pi, reject))
     r_cost = instance.rejection_cost
     cost = float(miss_k.sum()) + (0.0 if r_cost is None else r_cost * rej)
-    return ExactEvaluation(
-        cost_rate=cost,
+    return ChainResult(
+        cost=cost,
         rejection_rate=rej,
         miss_rate=float(miss_k.sum()),
         cluster_miss_rate=miss_k,
@@ -172,7 +189,7 @@ def _evaluate(
         lost_rate=lam * float(np.dot(pi, lost)),
         truncation_rate=lam * float(np.dot(pi, changed)),
         boundary_mass=float(pi[np.any(x == L, axis=1)].sum()),
-        L=L,
+        truncation=L,
     )
 
 
@@ -191,11 +208,12 @@ def _decide(instance: Instance, values: np.ndarray, L: int) -> tuple[np.ndarray,
     return route, reject.astype(float), lost.astype(float)
 
 
-def evaluate_index_policy(instance: Instance, table, L: int) -> ExactEvaluation:
-    """Exact rates of the index policy ``table[k][x]`` (rows may differ in length; ``+inf``
-    beyond a row and at level ``L``): reject iff ``min_k nu_k(x_k) >= R``, else route to the
-    smallest index, ties to the lowest ``k``."""
-    n, L = _check_level(instance, L)
+def evaluate_index_policy(instance: Instance, table, truncation: int) -> ChainResult:
+    """Exact rates of the index policy ``table[k][x]`` on the chain truncated at level
+    ``L = truncation`` (rows may differ in length; ``+inf`` beyond a row and at level
+    ``L``): reject iff ``min_k nu_k(x_k) >= R``, else route to the smallest index, ties to
+    the lowest ``k``."""
+    n, L = _check_level(instance, truncation)
     rows = [np.asarray(r, dtype=float).ravel() for r in table]
     if len(rows) != n:
         raise ValueError(f"table must have one row per cluster ({n}), got {len(rows)}")
@@ -215,11 +233,11 @@ def evaluate_index_policy(instance: Instance, table, L: int) -> ExactEvaluation:
 
 
 def evaluate_split(
-    instance: Instance, L: int, split: BernoulliSplit | None = None
-) -> ExactEvaluation:
-    """Exact rates of Bernoulli splitting (default: :func:`optimal_split`) truncated at ``L``:
-    a job sent to a cluster at level ``L`` is lost."""
-    n, L = _check_level(instance, L)
+    instance: Instance, truncation: int, split: BernoulliSplit | None = None
+) -> ChainResult:
+    """Exact rates of Bernoulli splitting (default: :func:`optimal_split`) on the chain
+    truncated at level ``L = truncation``: a job sent to a cluster at level ``L`` is lost."""
+    n, L = _check_level(instance, truncation)
     split = optimal_split(instance) if split is None else split
     p = np.asarray(split.probabilities, dtype=float)
     x = _states(n, L)
@@ -230,10 +248,10 @@ def evaluate_split(
     return _evaluate(instance, L, route, reject, lost, lost > 0)
 
 
-def evaluate_actions(instance: Instance, actions: np.ndarray, L: int) -> ExactEvaluation:
-    """Exact rates of a deterministic decision table ``actions`` of shape ``(L+1,)*n``:
-    ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`."""
-    n, L = _check_level(instance, L)
+def evaluate_actions(instance: Instance, actions: np.ndarray, truncation: int) -> ChainResult:
+    """Exact rates of a deterministic decision table ``actions`` of shape ``(L+1,)*n``
+    (``L = truncation``): ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`."""
+    n, L = _check_level(instance, truncation)
     a = np.asarray(actions).reshape(-1)
     x = _states(n, L)
     size = x.shape[0]
@@ -255,8 +273,8 @@ class OptimalPolicy:
 
     Attributes
     ----------
-    cost_rate:
-        Optimal average cost per unit time (midpoint of the span bounds).
+    cost:
+        Optimal long-run average cost per unit time (midpoint of the span bounds).
     lower, upper:
         Span bounds ``Lambda min(Th - h)``, ``Lambda max(Th - h)`` at the last iteration.
     actions:
@@ -265,14 +283,14 @@ class OptimalPolicy:
         ``h`` with ``h(0) = 0`` (cost units).
     iterations, converged, seconds:
         RVI iterations, whether ``upper - lower <= tol`` was reached, wall time (s).
-    L:
-        Truncation level.
+    truncation:
+        The truncation level ``L``.
     history:
-        ``((L, cost_rate), ...)`` of the truncation check (only from
+        ``((L, cost), ...)`` of the truncation check (only from
         :func:`optimal_policy_converged`).
     """
 
-    cost_rate: float
+    cost: float
     lower: float
     upper: float
     actions: np.ndarray = field(repr=False)
@@ -280,7 +298,7 @@ class OptimalPolicy:
     iterations: int
     converged: bool
     seconds: float
-    L: int
+    truncation: int
     history: tuple = ()
 
 
@@ -293,18 +311,35 @@ def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
 
 def optimal_policy(
     instance: Instance,
-    L: int,
+    truncation: int,
     tol: float = 1e-9,
     *,
     max_iter: int = 200_000,
     h0: np.ndarray | None = None,
 ) -> OptimalPolicy:
     """Relative value iteration (uniformised, rate ``Lambda = lam + sum m_k mu_k``) on the
-    truncated state space ``{0..L}^n`` (n <= 3), actions reject (if ``R`` is finite) or
-    route to a cluster below level ``L``; in pure routing a job finding every cluster at
-    ``L`` is lost (cost 0). Stops when ``upper - lower <= tol`` (cost per unit time).
-    ``h0`` warm-starts the relative values (any shape ``(L'+1,)*n``; cropped/edge-padded)."""
-    n, L = _check_level(instance, L)
+    state space ``{0..L}^n`` truncated at level ``L = truncation`` (n <= 3), actions reject
+    (if ``R`` is finite) or route to a cluster below level ``L``; in pure routing a job
+    finding every cluster at ``L`` is lost (cost 0). Stops when ``upper - lower <= tol``
+    (cost per unit time). ``h0`` warm-starts the relative values (any shape ``(L'+1,)*n``;
+    cropped/edge-padded).
+
+    The optimal policy beats optimal Bernoulli splitting, and the exact evaluation of its
+    decision table gives back its cost:
+
+    >>> from queue_routing.deadlines import Instance, evaluate_actions, evaluate_split
+    >>> inst = Instance.from_dict({"arrival_rate": 2.5, "servers": [2, 1],
+    ...     "service_rates": [1.0, 0.8], "rejection_cost": 2.0,
+    ...     "deadline": {"kind": "constant", "t": 1.5}})
+    >>> opt = optimal_policy(inst, 20)
+    >>> opt.converged, opt.actions.shape
+    (True, (21, 21))
+    >>> bool(opt.cost < evaluate_split(inst, 20).cost)
+    True
+    >>> bool(abs(evaluate_actions(inst, opt.actions, 20).cost - opt.cost) < 1e-8)
+    True
+    """
+    n, L = _check_level(instance, truncation)
     t0 = time.perf_counter()
     lam = instance.arrival_rate
     r_cost = instance.rejection_cost
@@ -349,7 +384,7 @@ def optimal_policy(
     actions = np.where(best_k == n, REJECT, best_k)
     actions = np.where(np.isinf(q.min(axis=0)), LOST, actions)
     return OptimalPolicy(
-        cost_rate=0.5 * (lower + upper),
+        cost=0.5 * (lower + upper),
         lower=lower,
         upper=upper,
         actions=actions,
@@ -357,34 +392,35 @@ def optimal_policy(
         iterations=it,
         converged=converged,
         seconds=time.perf_counter() - t0,
-        L=L,
+        truncation=L,
     )
 
 
 def optimal_policy_converged(
     instance: Instance,
-    L0: int,
+    truncation: int,
     tol: float = 1e-6,
     *,
     factor: float = 1.5,
     max_level: int = 400,
     rvi_tol: float | None = None,
 ) -> OptimalPolicy:
-    """Raise the truncation level ``L0, ceil(factor L0), ...`` until the optimal cost moves
-    by less than ``tol`` (cost per unit time); return the policy at the final level with the
-    ``history`` of ``(L, cost)``. Raises :class:`RuntimeError` past ``max_level``."""
+    """Raise the truncation level ``L0 = truncation, ceil(factor L0), ...`` until the optimal
+    cost moves by less than ``tol`` (cost per unit time); return the policy at the final level
+    with the ``history`` of ``(L, cost)``. Raises :class:`RuntimeError` past ``max_level``."""
     rvi_tol = tol / 100.0 if rvi_tol is None else rvi_tol
-    level = int(L0)
+    level = int(truncation)
     res = optimal_policy(instance, level, rvi_tol)
-    history = [(level, res.cost_rate)]
+    history = [(level, res.cost)]
     while True:
         nxt = max(level + 1, math.ceil(factor * level))
         if nxt > max_level:
             raise RuntimeError(
-                f"optimal cost not stable to {tol:g} below L = {max_level}: history {history}"
+                f"optimal cost not stable to {tol:g} below truncation {max_level}: "
+                f"history {history}"
             )
         new = optimal_policy(instance, nxt, rvi_tol, h0=res.relative_values)
-        history.append((nxt, new.cost_rate))
-        if abs(new.cost_rate - res.cost_rate) < tol:
+        history.append((nxt, new.cost))
+        if abs(new.cost - res.cost) < tol:
             return OptimalPolicy(**{**new.__dict__, "history": tuple(history)})
         level, res = nxt, new
