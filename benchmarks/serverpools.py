@@ -12,7 +12,7 @@ rho = 0.7, sum lambda = 2.7, so about 5.4 r events per unit time):
 * a straightforward pure-Python event-driven simulator of the same system (``heapq`` of
   scheduled events: one next-arrival per class and one completion per busy server; the same
   LQFS-LB routing and scheduling and random tie-breaking), run in the same process on a
-  shorter horizon at the same r;
+  shorter run (smaller t_end) at the same r;
 * a statistical cross-check of the two at r = 1000: time-averaged covariance of the scaled
   class totals against each other and against the Lyapunov solution.
 
@@ -33,10 +33,14 @@ import numpy as np
 from _common import machine
 
 from queue_routing.seeding import rng_for
-from queue_routing.serverpools import ServerPoolSystem, solve_spp
-from queue_routing.serverpools.diffusion import stationary_covariance
-from queue_routing.serverpools.instances import STABLE
-from queue_routing.serverpools.simulation import initial_state, simulate
+from queue_routing.serverpools import (
+    STABLE,
+    ServerPoolSystem,
+    initial_state,
+    simulate,
+    solve_spp,
+    stationary_covariance,
+)
 
 R_BIG = 1e5
 T_LONG = 200.0
@@ -48,11 +52,12 @@ def path_instance():
     return solve_spp(ServerPoolSystem.from_dict(STABLE))
 
 
-def simulate_python(solution, r: float, t_max: float, seed: int, keys=(), burn_in: float = 0.0):
+def simulate_python(solution, r: float, t_end: float, seed: int, keys=(), warmup: float = 0.0):
     """Pure-Python heapq event-driven LQFS-LB simulation; returns (events, seconds, cov).
 
-    Same model, start and rules as the compiled kernel; the stream is Python's Mersenne
-    Twister seeded from ``rng_for(seed, "serverpools-bench-python", *keys)``.
+    Same model, start and rules as the compiled kernel (a run on [0, t_end], time averages
+    over [warmup, t_end]); the stream is Python's Mersenne Twister seeded from
+    ``rng_for(seed, "serverpools-bench-python", *keys)``.
     """
     system = solution.system
     edges = [(int(i), int(j)) for i, j in solution.basic]
@@ -87,16 +92,16 @@ def simulate_python(solution, r: float, t_max: float, seed: int, keys=(), burn_i
     start = time.perf_counter()
     while True:
         t_new, kind, ident = heapq.heappop(heap)
-        if t_new > t_max:
-            t_new = t_max
-        lo = max(t, burn_in)
+        if t_new > t_end:
+            t_new = t_end
+        lo = max(t, warmup)
         if t_new > lo:
             dev = [(x[c] - target[c]) * inv_sqrt_r for c in range(n_i)]
             w = t_new - lo
             for a in range(n_i):
                 for b in range(n_i):
                     acc[a, b] += w * dev[a] * dev[b]
-        if t_new >= t_max:
+        if t_new >= t_end:
             break
         t = t_new
         events += 1
@@ -149,12 +154,12 @@ def simulate_python(solution, r: float, t_max: float, seed: int, keys=(), burn_i
                 busy[j] += 1
                 heapq.heappush(heap, (t + expo(mu[best]), 1, best))
     seconds = time.perf_counter() - start
-    return events, seconds, acc / (t_max - burn_in)
+    return events, seconds, acc / (t_end - warmup)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter horizons")
+    parser.add_argument("--quick", action="store_true", help="shorter runs (smaller t_end)")
     parser.add_argument("--seed", type=int, default=2022)
     args = parser.parse_args(argv)
     t_long = T_LONG / 10 if args.quick else T_LONG
@@ -177,29 +182,29 @@ def main(argv=None) -> int:
     print(f"compile / load cache: {time.perf_counter() - t0:.2f} s")
 
     run = simulate(
-        solution, R_BIG, t_long, 1.0, args.seed, ("bench", "long"), burn_in=min(20.0, t_long / 10)
+        solution, R_BIG, t_long, 1.0, args.seed, ("bench", "long"), warmup=min(20.0, t_long / 10)
     )
     rate = run.events_per_second
     print(
-        f"compiled: r = {R_BIG:.0e}, t_max = {t_long:g}: {run.events:,} events in "
+        f"compiled: r = {R_BIG:.0e}, t_end = {t_long:g}: {run.events:,} events in "
         f"{run.wall_seconds:.2f} s = {rate:,.0f} events/s; time-averaged |deviation| "
         f"{run.mean_norm:.3f}"
     )
     events_py, seconds_py, _ = simulate_python(solution, R_BIG, t_python, args.seed, ("long",))
     rate_py = events_py / seconds_py
     print(
-        f"python heapq: r = {R_BIG:.0e}, t_max = {t_python:g}: {events_py:,} events in "
+        f"python heapq: r = {R_BIG:.0e}, t_end = {t_python:g}: {events_py:,} events in "
         f"{seconds_py:.2f} s = {rate_py:,.0f} events/s"
     )
     sys.stdout.flush()
 
     sigma = stationary_covariance(solution)
-    check = simulate(solution, 1000.0, t_check, 1.0, args.seed, ("bench", "check"), burn_in=10.0)
+    check = simulate(solution, 1000.0, t_check, 1.0, args.seed, ("bench", "check"), warmup=10.0)
     _, seconds_chk, second_py = simulate_python(
-        solution, 1000.0, t_check, args.seed, ("check",), burn_in=10.0
+        solution, 1000.0, t_check, args.seed, ("check",), warmup=10.0
     )
     print(
-        f"cross-check at r = 1000, t_max = {t_check:g}: diagonal of the time-averaged second "
+        f"cross-check at r = 1000, t_end = {t_check:g}: diagonal of the time-averaged second "
         f"moment: compiled {np.round(np.diag(check.second_moment), 3).tolist()}, python heapq "
         f"{np.round(np.diag(second_py), 3).tolist()} ({seconds_chk:.1f} s), Lyapunov "
         f"{np.round(np.diag(sigma), 3).tolist()}"

@@ -12,7 +12,13 @@ import pytest
 import yaml
 
 from _workflow import ROOT, SMOKE, environment, snakemake_command
-from queue_routing.config import ConfigError, load_schema, validate_config
+from queue_routing.config import (
+    RENAMED_KEYS,
+    ConfigError,
+    load_schema,
+    renamed_key_problems,
+    validate_config,
+)
 
 SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT = ROOT / "workflow" / "config" / "default.yaml"
@@ -117,9 +123,14 @@ INVALID = [
         "must be <= last",
     ),
     (
-        {"serverpools": {"stochastic": {"burn_in": 1.0e5, "horizon": 10.0}}},
-        "serverpools.stochastic.burn_in",
-        "must be < horizon",
+        {"serverpools": {"stochastic": {"warmup": 1.0e5, "t_end": 10.0}}},
+        "serverpools.stochastic.warmup",
+        "must be < t_end",
+    ),
+    (
+        {"serverpools": {"covariance": {"warmup": 20.0, "t_end": 20.0}}},
+        "serverpools.covariance.warmup",
+        "must be < t_end",
     ),
     (
         {"deadlines": {"sweeps": {"pure_routing": [100.0]}}},
@@ -143,6 +154,49 @@ def test_invalid_config_raises_one_line_naming_the_key(overlay, key, phrase):
     assert "\n" not in message
 
 
+def nested(dotted, value):
+    """The overlay that sets the dotted key ``dotted`` to ``value``."""
+    *parents, leaf = dotted.split(".")
+    overlay = {leaf: value}
+    for part in reversed(parents):
+        overlay = {part: overlay}
+    return overlay
+
+
+def lookup(config, dotted):
+    for part in dotted.split("."):
+        config = config[part]
+    return config
+
+
+SCHEMA_KEYS = {key for key, _ in KEYS}
+
+
+@pytest.mark.parametrize("old,new", sorted(RENAMED_KEYS.items()), ids=sorted(RENAMED_KEYS))
+def test_renamed_key_stops_with_one_line_naming_the_new_key(old, new):
+    assert new in SCHEMA_KEYS and old not in SCHEMA_KEYS
+    value = lookup(merged(), new)  # the old key with the value its successor has
+    with pytest.raises(ConfigError) as info:
+        validate_config(merged(nested(old, value)), SCHEMA)
+    assert info.value.key == old
+    assert str(info.value) == f"{old}: renamed to {new}"
+    # the rename is reported before anything else, even an otherwise invalid config
+    with pytest.raises(ConfigError, match=f"^{old}: renamed to {new}$"):
+        validate_config(merged(nested(old, value), {"seed": "abc"}), SCHEMA)
+
+
+def test_renamed_keys_are_found_anywhere_and_only_when_present():
+    assert renamed_key_problems(merged()) == []
+    assert renamed_key_problems({"serverpools": 3}) == []  # no schema assumed
+    both = merged(
+        nested("serverpools.covariance.burn_in", 1.0), nested("serverpools.fluid.stable.t_max", 2)
+    )
+    assert [key for key, _ in renamed_key_problems(both)] == [
+        "serverpools.covariance.burn_in",
+        "serverpools.fluid.stable.t_max",
+    ]
+
+
 def test_range_errors_state_the_allowed_range_and_meaning():
     with pytest.raises(ConfigError) as info:
         validate_config(merged({"multiskill": {"instances_per_size": 0}}), SCHEMA)
@@ -151,15 +205,24 @@ def test_range_errors_state_the_allowed_range_and_meaning():
 
 
 @pytest.mark.parametrize(
-    "text,key",
+    "text,key,phrase",
     [
-        ("seed: abc\n", "seed"),
-        ("multiskill:\n  instances_per_size: 0\n", "multiskill.instances_per_size"),
-        ("deadlines:\n  larg: {}\n", "deadlines.larg"),
+        ("seed: abc\n", "seed", "wrong type"),
+        (
+            "multiskill:\n  instances_per_size: 0\n",
+            "multiskill.instances_per_size",
+            "out of range",
+        ),
+        ("deadlines:\n  larg: {}\n", "deadlines.larg", "unknown key"),
+        (
+            "serverpools:\n  stochastic:\n    burn_in: 20.0\n",
+            "serverpools.stochastic.burn_in",
+            "renamed to serverpools.stochastic.warmup",
+        ),
     ],
-    ids=["wrong-type", "out-of-range", "unknown-key"],
+    ids=["wrong-type", "out-of-range", "unknown-key", "renamed-key"],
 )
-def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key):
+def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key, phrase):
     bad = tmp_path / "bad.yaml"
     bad.write_text(text)
     proc = subprocess.run(
@@ -178,6 +241,7 @@ def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key):
     ]
     assert len(errors) == 1, proc.stderr
     assert errors[0].startswith(f"invalid config: {key}: "), errors[0]
+    assert phrase in errors[0], errors[0]
     assert "Traceback" not in proc.stdout + proc.stderr
     for name in ("results", "logs", "figures"):
         assert not (tmp_path / name).exists(), name

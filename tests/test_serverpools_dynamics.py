@@ -18,23 +18,20 @@ from scipy.stats import poisson
 from queue_routing.seeding import rng_for
 from queue_routing.serverpools import (
     ServerPoolSystem,
-    a_underloaded,
-    load_balancing_map,
-    random_tree_system,
-    solve_spp,
-)
-from queue_routing.serverpools.diffusion import (
     UnstableEquilibriumError,
-    lyapunov_residual,
-    stationary_covariance,
-)
-from queue_routing.serverpools.fluid import (
+    a_underloaded,
     fluid_step,
     fluid_trajectory,
     fluid_velocity,
+    invariant_violations,
     linearised_deviation,
+    load_balancing_map,
+    lyapunov_residual,
+    random_tree_system,
+    simulate,
+    solve_spp,
+    stationary_covariance,
 )
-from queue_routing.serverpools.simulation import _violations, simulate
 
 SEED = 2022
 
@@ -265,7 +262,7 @@ def test_one_class_lyapunov_is_the_poisson_variance():
     # the fraction of grid samples at or below the mean, compared with Poisson's CDF.
     variances, below = [], []
     for rep in range(6):
-        run = simulate(solution, r, 600.0, 0.5, SEED, ("mm-inf", rep), burn_in=10.0)
+        run = simulate(solution, r, 600.0, 0.5, SEED, ("mm-inf", rep), warmup=10.0)
         variances.append(run.second_moment[0, 0])
         below.append(np.mean(run.deviation[run.times >= 10.0, 0] <= 0.0))
     variances, below = np.array(variances), np.array(below)
@@ -293,7 +290,7 @@ def test_simulated_covariance_matches_lyapunov(stable):
     assert lyapunov_residual(stable, sigma) < 1e-12
     covs = np.array(
         [
-            simulate(stable, 500.0, 1000.0, 1.0, SEED, ("lyapunov", rep), burn_in=20.0).covariance
+            simulate(stable, 500.0, 1000.0, 1.0, SEED, ("lyapunov", rep), warmup=20.0).covariance
             for rep in range(12)
         ]
     )
@@ -327,12 +324,14 @@ def test_invariant_checker_flags_broken_states():
     n_servers = np.array([3, 2], dtype=np.int64)
     good = dict(z=np.array([1, 2, 2]), q=np.array([0, 4]), busy=np.array([3, 2]))
     assert (
-        _violations(**good, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges)
+        invariant_violations(
+            **good, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges
+        )
         == 0
     )
     idle_while_waiting = dict(z=np.array([1, 1, 2]), q=np.array([0, 4]), busy=np.array([2, 2]))
     assert (
-        _violations(
+        invariant_violations(
             **idle_while_waiting,
             n_servers=n_servers,
             ei=ei,
@@ -343,7 +342,9 @@ def test_invariant_checker_flags_broken_states():
     )
     over = dict(z=np.array([1, 2, 3]), q=np.array([0, 0]), busy=np.array([3, 3]))
     assert (
-        _violations(**over, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges)
+        invariant_violations(
+            **over, n_servers=n_servers, ei=ei, pool_ptr=pool_ptr, pool_edges=pool_edges
+        )
         == 1
     )
 
@@ -362,11 +363,11 @@ def test_simulation_is_deterministic_in_its_seed(stable):
 def test_stochastic_deviation_tight_vs_escaping(stable, unstable):
     """Time-averaged |deviation|: flat in r when stable, growing in r when unstable."""
     stable_norms = [
-        simulate(stable, r, 150.0, 1.0, SEED, ("tight", int(r)), burn_in=20.0).mean_norm
+        simulate(stable, r, 150.0, 1.0, SEED, ("tight", int(r)), warmup=20.0).mean_norm
         for r in (1e2, 1e4)
     ]
     unstable_norms = [
-        simulate(unstable, r, 150.0, 1.0, SEED, ("escape", int(r)), burn_in=50.0).mean_norm
+        simulate(unstable, r, 150.0, 1.0, SEED, ("escape", int(r)), warmup=50.0).mean_norm
         for r in (1e2, 1e4)
     ]
     assert stable_norms[1] / stable_norms[0] == pytest.approx(1.0, abs=0.25)

@@ -135,6 +135,7 @@ def test_search_tables_do_not_depend_on_workers():
     assert rec_one["smallest_unstable_underloaded"] is None
     assert rec_one["sizes_searched"] == [list(s) for s in sizes]
     assert rec_one["samples_total"] == 90
+    assert rec_one["root_seed"] == SEED  # search.json keeps its key (frozen output name)
     json.dumps(rec_one, allow_nan=False)
 
 
@@ -191,8 +192,8 @@ def test_boundary_crossing_is_a_zero_of_the_spectrum():
 
 # -- fluid ----------------------------------------------------------------------------------
 def test_fluid_rows_decay_for_the_stable_example(stable):
-    rows = fluid_rows("stable", stable, perturbation=0.05, t_max=8.0, points=81, root_seed=SEED)
-    again = fluid_rows("stable", stable, perturbation=0.05, t_max=8.0, points=81, root_seed=SEED)
+    rows = fluid_rows("stable", stable, perturbation=0.05, t_end=8.0, points=81, seed=SEED)
+    again = fluid_rows("stable", stable, perturbation=0.05, t_end=8.0, points=81, seed=SEED)
     pd.testing.assert_frame_equal(rows, again)
     assert rows["norm_fluid"].iloc[-1] < 1e-2 * rows["norm_fluid"].iloc[0]
     assert rows["load_spread"].iloc[-1] < 1e-10 and (rows["queue_total"] == 0).all()
@@ -202,9 +203,7 @@ def test_fluid_rows_decay_for_the_stable_example(stable):
 
 
 def test_fluid_rows_grow_for_the_unstable_example(unstable):
-    rows = fluid_rows(
-        "unstable", unstable, perturbation=1e-4, t_max=12.0, points=121, root_seed=SEED
-    )
+    rows = fluid_rows("unstable", unstable, perturbation=1e-4, t_end=12.0, points=121, seed=SEED)
     assert rows["norm_fluid"].iloc[-1] > 5 * rows["norm_fluid"].iloc[0]
     # Still in the linear regime: fluid and linearisation agree.
     gap = np.abs(rows["norm_fluid"] - rows["norm_linear"]).max()
@@ -215,9 +214,9 @@ def test_fluid_rows_grow_for_the_unstable_example(unstable):
 
 # -- stochastic -----------------------------------------------------------------------------
 def test_stochastic_runs_are_seeded_and_tidy(stable):
-    kwargs = {"horizon": 6.0, "burn_in": 1.0, "record_every": 0.5, "replications": 2}
-    trace, summary = stochastic_runs("stable", stable, 40, root_seed=SEED, **kwargs)
-    trace2, summary2 = stochastic_runs("stable", stable, 40, root_seed=SEED, **kwargs)
+    kwargs = {"t_end": 6.0, "warmup": 1.0, "record_every": 0.5, "replications": 2}
+    trace, summary = stochastic_runs("stable", stable, 40, seed=SEED, **kwargs)
+    trace2, summary2 = stochastic_runs("stable", stable, 40, seed=SEED, **kwargs)
     pd.testing.assert_frame_equal(trace, trace2)
     pd.testing.assert_frame_equal(summary, summary2)
     assert len(trace) == 2 * 13 and set(trace["replication"]) == {0, 1}
@@ -227,6 +226,8 @@ def test_stochastic_runs_are_seeded_and_tidy(stable):
         summary.columns
     )
     assert (summary["events"] > 0).all() and (summary["mean_norm"] > 0).all()
+    # The published column names of t_end and warmup (frozen: the tables stay byte-identical).
+    assert (summary["horizon"] == 6.0).all() and (summary["burn_in"] == 1.0).all()
     cols = [f"deviation_class_{i}" for i in (1, 2, 3)]
     np.testing.assert_allclose(np.linalg.norm(trace[cols].to_numpy(), axis=1), trace["norm"])
 
@@ -270,7 +271,7 @@ def test_time_averages_and_verdicts_on_power_laws():
 # -- covariance -----------------------------------------------------------------------------
 def test_covariance_table_compares_with_lyapunov(stable):
     table = covariance_table(
-        "stable", stable, r=100, horizon=60.0, burn_in=5.0, replications=3, root_seed=SEED
+        "stable", stable, r=100, t_end=60.0, warmup=5.0, replications=3, seed=SEED
     )
     assert len(table) == 6  # upper triangle of a 3 x 3 matrix
     sigma = stationary_covariance(stable)
@@ -281,6 +282,4 @@ def test_covariance_table_compares_with_lyapunov(stable):
     assert (diag["simulated"] > 0).all()
     assert (np.abs(table["relative_difference"]) < 0.6).all()  # right order of magnitude
     with pytest.raises(ValueError, match="replications"):
-        covariance_table(
-            "stable", stable, r=100, horizon=5.0, burn_in=1.0, replications=1, root_seed=SEED
-        )
+        covariance_table("stable", stable, r=100, t_end=5.0, warmup=1.0, replications=1, seed=SEED)

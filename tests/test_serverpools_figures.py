@@ -53,8 +53,8 @@ def crossings() -> pd.DataFrame:
 
 def fluid() -> pd.DataFrame:
     parts = []
-    for name, rate, t_max in (("stable", -1.0, 10.0), ("unstable", 0.3, 80.0)):
-        t = np.linspace(0.0, t_max, 161)
+    for name, rate, t_end in (("stable", -1.0, 10.0), ("unstable", 0.3, 80.0)):
+        t = np.linspace(0.0, t_end, 161)
         amp = 1e-3 * np.exp(rate * t)
         sat = np.minimum(amp, 0.02) if rate > 0 else amp
         df = pd.DataFrame(
@@ -149,7 +149,7 @@ def test_fluid_figure(tmp_path):
 
 
 def test_deviation_figure(tmp_path):
-    fig, caption = _check(F.deviation_figure(traces(), burn_in=5.0), "r = 10², 10³")
+    fig, caption = _check(F.deviation_figure(traces(), warmup=5.0), "r = 10², 10³")
     save_figure(fig, tmp_path / "deviation", caption)
     with pytest.raises(ValueError, match="replication"):
         F.deviation_figure(traces(), replication=3)

@@ -226,7 +226,7 @@ def test_random_spanning_tree_is_a_spanning_tree():
 
 
 UNSTABLE_SEARCH = {
-    "root_seed": 2013,
+    "seed": 2013,
     "sizes": [(2, 3), (4, 6)],
     "samples_per_size": 100,
     "mu_range": (1 / 31.62, 31.62),

@@ -1,16 +1,21 @@
 """Validation of the pipeline's configuration, with one-line errors that name the key.
 
 The JSON schema ``workflow/schemas/config.schema.yaml`` types, ranges and describes every
-key; :func:`validate_config` checks a config against it and then applies the cross-key rules
-a JSON schema cannot express (``first <= last``, ``burn_in < horizon``, ...). The first
-problem found is raised as a :class:`ConfigError` whose message is a single line naming the
-dotted key, the offending value and what is allowed, e.g.::
+key; :func:`validate_config` first rejects keys that were renamed (:data:`RENAMED_KEYS`),
+then checks a config against the schema and applies the cross-key rules a JSON schema
+cannot express (``first <= last``, ``warmup < t_end``, ...). The first problem found is
+raised as a :class:`ConfigError` whose message is a single line naming the dotted key, the
+offending value and what is allowed, e.g.::
 
     multiskill.instances_per_size: 0 is out of range; allowed: integer in [1, 100000]
         -- Random stable instances per C (10 in the paper).
 
-(printed on one line). The Snakefile calls it before any rule is defined, so an invalid
-config never starts a job nor creates an output directory.
+(printed on one line), or for a renamed key::
+
+    serverpools.stochastic.burn_in: renamed to serverpools.stochastic.warmup
+
+The Snakefile calls it before any rule is defined, so an invalid config never starts a job
+nor creates an output directory.
 """
 
 from __future__ import annotations
@@ -22,7 +27,27 @@ from typing import Any
 import jsonschema
 import yaml
 
-__all__ = ["ConfigError", "cross_key_problems", "load_schema", "validate_config"]
+__all__ = [
+    "RENAMED_KEYS",
+    "ConfigError",
+    "cross_key_problems",
+    "load_schema",
+    "renamed_key_problems",
+    "validate_config",
+]
+
+#: Keys that were renamed, old dotted path -> new dotted path. A config (default, any
+#: ``--configfile`` or ``--config``) that still sets an old key stops with one line naming
+#: the new key, before the schema check (which would only call it an unknown key).
+RENAMED_KEYS: dict[str, str] = {
+    # Part C: a run covers [0, t_end] and its time averages discard [0, warmup).
+    "serverpools.stochastic.horizon": "serverpools.stochastic.t_end",
+    "serverpools.stochastic.burn_in": "serverpools.stochastic.warmup",
+    "serverpools.covariance.horizon": "serverpools.covariance.t_end",
+    "serverpools.covariance.burn_in": "serverpools.covariance.warmup",
+    "serverpools.fluid.stable.t_max": "serverpools.fluid.stable.t_end",
+    "serverpools.fluid.unstable.t_max": "serverpools.fluid.unstable.t_end",
+}
 
 
 class ConfigError(ValueError):
@@ -101,6 +126,25 @@ def _describe(error: jsonschema.ValidationError) -> ConfigError:
     return ConfigError(key, text)
 
 
+def renamed_key_problems(
+    config: Mapping[str, Any], renamed: Mapping[str, str] = RENAMED_KEYS
+) -> list[tuple[str, str]]:
+    """Old keys of ``renamed`` still set in ``config``, as ``(old key, message)`` pairs.
+
+    In the order of ``renamed``; the message is ``"renamed to <new dotted key>"``. Works on
+    any config (no schema assumed).
+    """
+    problems: list[tuple[str, str]] = []
+    for old, new in renamed.items():
+        *parents, leaf = old.split(".")
+        node: Any = config
+        for part in parents:
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping) and leaf in node:
+            problems.append((old, f"renamed to {new}"))
+    return problems
+
+
 def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Rules between keys that the schema cannot express, as ``(key, message)`` pairs.
 
@@ -126,11 +170,11 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
             )
         )
     for part in ("stochastic", "covariance"):
-        if sp[part]["burn_in"] >= sp[part]["horizon"]:
+        if sp[part]["warmup"] >= sp[part]["t_end"]:
             problems.append(
                 (
-                    f"serverpools.{part}.burn_in",
-                    f"{sp[part]['burn_in']} must be < horizon {sp[part]['horizon']}",
+                    f"serverpools.{part}.warmup",
+                    f"{sp[part]['warmup']} must be < t_end {sp[part]['t_end']}",
                 )
             )
     dl = config["deadlines"]
@@ -173,10 +217,12 @@ def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> 
     Raises
     ------
     ConfigError
-        For the first problem found (the most relevant schema error by
-        :func:`jsonschema.exceptions.best_match`, then the cross-key rules), with a one-line
-        message naming the dotted key.
+        For the first problem found (a renamed key of :data:`RENAMED_KEYS`, then the most
+        relevant schema error by :func:`jsonschema.exceptions.best_match`, then the
+        cross-key rules), with a one-line message naming the dotted key.
     """
+    for key, message in renamed_key_problems(config):
+        raise ConfigError(key, message)
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
     validator_class = jsonschema.validators.validator_for(schema)

@@ -265,7 +265,7 @@ rule serverpools_fig_deviation:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        burn_in=SP["stochastic"]["burn_in"],
+        warmup=SP["stochastic"]["warmup"],
     message:
         "Part C: diffusion-scaled deviation against time at several r"
     script:

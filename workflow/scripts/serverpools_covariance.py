@@ -13,10 +13,10 @@ def main(snakemake):
         "stable",
         solve_spp(example_system("stable")),
         r=p["r"],
-        horizon=p["horizon"],
-        burn_in=p["burn_in"],
+        t_end=p["t_end"],
+        warmup=p["warmup"],
         replications=p["replications"],
-        root_seed=snakemake.params.seed,
+        seed=snakemake.params.seed,
     )
     print(table.to_string())
     write_table(

@@ -1,9 +1,8 @@
 """Draw one Part C figure from the pipeline's tables (thin adapter, dispatched on the rule)."""
 
-import json
-
 import pandas as pd
 
+from queue_routing.io import read_json
 from queue_routing.pipeline import run_figure_script
 from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level
@@ -18,15 +17,14 @@ def _draw(snakemake):
     if rule == "serverpools_fig_tree":
         example = snakemake.wildcards.example
         rows = pd.read_csv(inp.rows)
-        with open(inp.instance) as fh:
-            instance = json.load(fh)
+        instance = read_json(inp.instance)
         return figures.tree_figure(instance, rows[rows["example"] == example], example)
     if rule == "serverpools_fig_boundary":
         return figures.boundary_figure(pd.read_csv(inp.scan), pd.read_csv(inp.crossings))
     if rule == "serverpools_fig_fluid":
         return figures.fluid_figure(_concat(inp.trajectories))
     if rule == "serverpools_fig_deviation":
-        return figures.deviation_figure(pd.read_csv(inp.traces), burn_in=snakemake.params.burn_in)
+        return figures.deviation_figure(pd.read_csv(inp.traces), warmup=snakemake.params.warmup)
     if rule == "serverpools_fig_time_average":
         levels = fluid_limit_level(_concat(inp.trajectories), snakemake.params.tail_fraction)
         return figures.time_average_figure(

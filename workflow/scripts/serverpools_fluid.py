@@ -14,9 +14,9 @@ def main(snakemake):
         example,
         solve_spp(example_system(example)),
         perturbation=p["perturbation"],
-        t_max=p["t_max"],
+        t_end=p["t_end"],
         points=p["points"],
-        root_seed=snakemake.params.seed,
+        seed=snakemake.params.seed,
     )
     write_table(rows, snakemake.output.trajectory)
 

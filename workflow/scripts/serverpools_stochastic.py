@@ -14,11 +14,11 @@ def main(snakemake):
         example,
         solve_spp(example_system(example)),
         int(snakemake.wildcards.r),
-        horizon=p["horizon"],
-        burn_in=p["burn_in"],
+        t_end=p["t_end"],
+        warmup=p["warmup"],
         record_every=p["record_every"],
         replications=p["replications"],
-        root_seed=snakemake.params.seed,
+        seed=snakemake.params.seed,
     )
     write_table(trace, snakemake.output.trace)
     write_table(summary, snakemake.output.summary)

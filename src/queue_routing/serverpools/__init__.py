@@ -3,11 +3,57 @@
 Stolyar & Yudovina, "Systems with large flexible server pools: instability of 'natural' load
 balancing", Annals of Applied Probability 23 (2013) 2099-2138 (arXiv 1012.4140).
 
-- :mod:`.model` -- the system, the static planning problem (SPP) and complete resource pooling;
-- :mod:`.linear` -- the linearised fluid model near equilibrium (A_u, A_c) and its spectrum;
-- :mod:`.search` -- seeded search over random activity trees for unstable equilibria.
+Modules (the names marked * are exported here; the last two are imported on their own):
+
+- :mod:`.errors` -- the exceptions (:class:`ServerPoolError`, the :class:`CRPError`
+  family, :class:`UnstableEquilibriumError`) *;
+- :mod:`.tree` -- the activity graph and its spanning tree: cycles, components, leaf
+  peeling, preorder, edge lookup, random spanning trees *;
+- :mod:`.model` -- the system, the static planning problem (SPP) and complete resource
+  pooling *;
+- :mod:`.linear` -- the linearised fluid model near equilibrium (A_u, A_c) and its spectrum *;
+- :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
+- :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
+- :mod:`.diffusion` -- the stationary covariance of the diffusion limit (Lyapunov) *;
+- :mod:`.search` -- seeded search over random activity trees for unstable equilibria *;
+- :mod:`.instances` -- the example instances (ours) and the heterogeneity family *;
+- :mod:`.experiments` -- the pipeline's experiments as tidy tables (pandas);
+- :mod:`.figures` -- the pipeline's figures (matplotlib).
+
+Times are in units of 1/mu. A run of the fluid model or of the simulator covers
+``[0, t_end]``; the simulator's time averages discard the initial ``[0, warmup)``.
+
+>>> sol = solve_spp(example_system("stable"))
+>>> round(sol.rho, 6), stability_verdict(sol).stable_underloaded
+(0.7, True)
 """
 
+from .diffusion import lyapunov_residual, noise_covariance, stationary_covariance
+from .errors import (
+    CRPError,
+    DisconnectedError,
+    NonBindingPoolError,
+    NonUniqueOptimumError,
+    NotATreeError,
+    ServerPoolError,
+    UnstableEquilibriumError,
+)
+from .fluid import (
+    FluidTrajectory,
+    fluid_step,
+    fluid_trajectory,
+    fluid_velocity,
+    linearised_deviation,
+)
+from .instances import (
+    EXAMPLE_TREES,
+    EXAMPLES,
+    STABLE,
+    UNSTABLE,
+    example_system,
+    heterogeneity_family,
+    tree_instance,
+)
 from .linear import (
     LinearStability,
     a_critical,
@@ -21,57 +67,93 @@ from .linear import (
     stability_verdict,
     underloaded_vector_field,
 )
-from .model import (
-    CRPError,
-    DisconnectedError,
-    NonBindingPoolError,
-    NonUniqueOptimumError,
-    NotATreeError,
-    ServerPoolError,
-    ServerPoolSystem,
-    SPPSolution,
-    check_crp,
-    solve_spp,
-    tree_spp,
-)
+from .model import ServerPoolSystem, SPPSolution, check_crp, solve_spp, tree_spp
 from .search import (
+    SEARCH_KEY,
     SearchResult,
     SizeSummary,
     alternating_path_system,
     instability_search,
-    random_spanning_tree,
     random_tree_system,
     sample_system,
 )
+from .simulation import SIMULATE_KEY, SimulationRun, initial_state, invariant_violations, simulate
+from .tree import (
+    RootedTree,
+    adjacency,
+    check_spanning_tree,
+    components,
+    edge_names,
+    find_cycle,
+    grouped_edges,
+    is_spanning_tree,
+    node_names,
+    peel_leaves,
+    random_spanning_tree,
+    rooted_tree,
+)
 
 __all__ = [
+    "EXAMPLES",
+    "EXAMPLE_TREES",
+    "SEARCH_KEY",
+    "SIMULATE_KEY",
+    "STABLE",
+    "UNSTABLE",
     "CRPError",
     "DisconnectedError",
+    "FluidTrajectory",
     "LinearStability",
     "NonBindingPoolError",
     "NonUniqueOptimumError",
     "NotATreeError",
+    "RootedTree",
     "SPPSolution",
     "SearchResult",
     "ServerPoolError",
     "ServerPoolSystem",
+    "SimulationRun",
     "SizeSummary",
+    "UnstableEquilibriumError",
     "a_critical",
     "a_underloaded",
+    "adjacency",
     "alternating_path_system",
     "analyze",
     "check_crp",
+    "check_spanning_tree",
+    "components",
     "critical_spectrum",
     "critical_vector_field",
+    "edge_names",
+    "example_system",
+    "find_cycle",
     "flow_matrix",
+    "fluid_step",
+    "fluid_trajectory",
+    "fluid_velocity",
+    "grouped_edges",
+    "heterogeneity_family",
+    "initial_state",
     "instability_search",
+    "invariant_violations",
+    "is_spanning_tree",
+    "linearised_deviation",
     "load_balancing_map",
+    "lyapunov_residual",
+    "node_names",
+    "noise_covariance",
+    "peel_leaves",
     "random_spanning_tree",
     "random_tree_system",
+    "rooted_tree",
     "sample_system",
+    "simulate",
     "solve_spp",
     "spectrum",
     "stability_verdict",
+    "stationary_covariance",
+    "tree_instance",
     "tree_spp",
     "underloaded_vector_field",
 ]

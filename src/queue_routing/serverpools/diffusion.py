@@ -28,19 +28,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
+from .errors import UnstableEquilibriumError
 from .linear import a_underloaded
 from .model import SPPSolution
 
 __all__ = [
-    "UnstableEquilibriumError",
     "lyapunov_residual",
     "noise_covariance",
     "stationary_covariance",
 ]
-
-
-class UnstableEquilibriumError(ValueError):
-    """The drift matrix has an eigenvalue with non-negative real part: no stationary law."""
 
 
 def noise_covariance(solution: SPPSolution) -> np.ndarray:
@@ -54,6 +50,23 @@ def stationary_covariance(solution: SPPSolution, drift: np.ndarray | None = None
     ``drift`` overrides A (shape ``(I, I)``). Raises :class:`UnstableEquilibriumError`
     unless every eigenvalue of A has a negative real part, and ``ValueError`` for a system
     that is not underloaded. Returns a symmetric ``(I, I)`` array.
+
+    Examples
+    --------
+    One class and one pool (module docstring): Sigma = lambda / mu.
+
+    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
+    >>> round(float(stationary_covariance(sol)[0, 0]), 12)
+    1.5
+
+    The stable example: Sigma solves the Lyapunov equation to round-off.
+
+    >>> from queue_routing.serverpools.instances import example_system
+    >>> stable = solve_spp(example_system("stable"))
+    >>> sigma = stationary_covariance(stable)
+    >>> lyapunov_residual(stable, sigma) < 1e-12, bool(np.all(np.linalg.eigvalsh(sigma) > 0))
+    (True, True)
     """
     if drift is None:
         if not solution.underloaded:

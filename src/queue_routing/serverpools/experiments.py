@@ -24,7 +24,7 @@ unit r; diffusion-scaled deviations ``(X^r - r x*)/sqrt(r)`` in customers / sqrt
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -74,20 +74,15 @@ def search_sizes(max_classes: int, max_pools: int) -> list[tuple[int, int]]:
 
 
 def _search_one(args) -> SizeSummary:
-    root_seed, size, samples, mu_range, flow_range, rho, tol = args
+    seed, size, samples, mu_range, flow_range, rho, tol = args
     result = instability_search(
-        root_seed, [size], samples, mu_range, flow_range=flow_range, rho=rho, tol=tol
+        seed, [size], samples, mu_range, flow_range=flow_range, rho=rho, tol=tol
     )
     return result.sizes[0]
 
 
-def _smallest(summaries: Iterable[SizeSummary], attr: str) -> tuple[int, int] | None:
-    hits = [(s.n_classes, s.n_pools) for s in summaries if getattr(s, attr) > 0]
-    return min(hits, key=lambda s: (s[0] + s[1], s[0])) if hits else None
-
-
 def search_tables(
-    root_seed: int,
+    seed: int,
     sizes: Sequence[tuple[int, int]],
     samples_per_size: int,
     *,
@@ -100,7 +95,7 @@ def search_tables(
     """The seeded instability search (:func:`.search.instability_search`) over ``sizes``.
 
     Each size is searched separately (optionally in ``workers`` processes); since sample k of
-    size (I, J) uses its own stream ``(root_seed, "serverpools-search", I, J, k)``, the result
+    size (I, J) uses its own stream ``(seed, "serverpools-search", I, J, k)``, the result
     does not depend on ``workers``.
 
     Returns ``(summary, record)``. ``summary`` columns: ``n_classes, n_pools, samples,
@@ -108,13 +103,13 @@ def search_tables(
     ``max_real_underloaded, max_real_critical`` (largest real parts found, per unit time; A_c
     without its structural zero, NaN when I = 1). ``record`` is the JSON-ready search result
     (settings, sizes searched with an example system per outcome, the smallest unstable
-    sizes for A_u and A_c, by I + J then I, or None).
+    sizes for A_u and A_c, by I + J then I, or None; the seed under the key ``root_seed``).
     """
     sizes = [(int(i), int(j)) for i, j in sizes]
     if not sizes:
         raise ValueError("no sizes to search")
     args = [
-        (int(root_seed), s, int(samples_per_size), tuple(mu_range), tuple(flow_range), rho, tol)
+        (int(seed), s, int(samples_per_size), tuple(mu_range), tuple(flow_range), rho, tol)
         for s in sizes
     ]
     if workers > 1 and len(sizes) > 1:
@@ -125,9 +120,9 @@ def search_tables(
         summaries = [done[k] for k in range(len(sizes))]
     else:
         summaries = [_search_one(a) for a in args]
-    result = SearchResult(
-        root_seed=int(root_seed),
-        settings={
+    result = SearchResult.from_summaries(
+        seed,
+        {
             "sizes": [list(s) for s in sizes],
             "samples_per_size": int(samples_per_size),
             "mu_range": [float(x) for x in mu_range],
@@ -135,9 +130,7 @@ def search_tables(
             "rho": float(rho),
             "tol": float(tol),
         },
-        sizes=tuple(summaries),
-        smallest_unstable_underloaded=_smallest(summaries, "unstable_underloaded"),
-        smallest_unstable_critical=_smallest(summaries, "unstable_critical"),
+        summaries,
     )
     summary = pd.DataFrame(
         [
@@ -410,16 +403,17 @@ def fluid_rows(
     solution: SPPSolution,
     *,
     perturbation: float,
-    t_max: float,
+    t_end: float,
     points: int,
-    root_seed: int,
+    seed: int,
 ) -> pd.DataFrame:
     """The fluid model from a perturbed equilibrium next to its linearisation.
 
     The start is ``psi* + perturbation * v * psi*`` on the basic tree, with v a seeded random
-    direction (stream ``(root_seed, "serverpools-fluid", example)``) scaled to max |v_e| = 1,
-    so generically off the load-balanced manifold. The linearised prediction is
-    ``exp(A_u t) (x(0) - x*)`` in class totals (Theorem 3.1).
+    direction (stream ``(seed, "serverpools-fluid", example)``) scaled to max |v_e| = 1,
+    so generically off the load-balanced manifold. The output has ``points`` times on
+    ``[0, t_end]``. The linearised prediction is ``exp(A_u t) (x(0) - x*)`` in class totals
+    (Theorem 3.1).
 
     Columns (one row per output time): ``example, time``, ``norm_fluid, norm_linear``
     (Euclidean norms of x(t) - x*, per unit r), ``load_spread`` (max - min pool load),
@@ -427,12 +421,12 @@ def fluid_rows(
     (x_i(t) - x*_i for i = 1..I).
     """
     edges = solution.basic
-    rng = rng_for(root_seed, FLUID_KEY, example)
+    rng = rng_for(seed, FLUID_KEY, example)
     v = rng.normal(size=len(edges))
     v /= np.abs(v).max()
     pert = np.zeros_like(solution.occupancy)
     pert[edges[:, 0], edges[:, 1]] = perturbation * v * solution.occupancy[edges[:, 0], edges[:, 1]]
-    traj = fluid_trajectory(solution, pert, t_max, points)
+    traj = fluid_trajectory(solution, pert, t_end, points)
     linear = linearised_deviation(solution, traj.deviation[0], traj.times)
     out = {
         "example": example,
@@ -471,35 +465,37 @@ def stochastic_runs(
     solution: SPPSolution,
     r: float,
     *,
-    horizon: float,
-    burn_in: float,
+    t_end: float,
+    warmup: float,
     record_every: float,
     replications: int,
-    root_seed: int,
+    seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Independent exact simulations of the r-th system started at the nominal point r psi*.
 
-    Replication k uses the stream ``(root_seed, "serverpools-simulate", "stochastic",
-    example, int(r), k)``. Returns ``(trace, summary)``:
+    Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]``;
+    replication k uses the stream ``(seed, "serverpools-simulate", "stochastic", example,
+    int(r), k)``. Returns ``(trace, summary)``:
 
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
       the recording grid;
-    * ``summary``: one row per replication, ``example, r, replication, horizon, burn_in,
-      events, mean_norm`` (time average of |deviation| over [burn_in, horizon]),
-      ``rms_norm``, ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that
-      waited).
+    * ``summary``: one row per replication, ``example, r, replication, horizon`` (the
+      value of ``t_end``), ``burn_in`` (the value of ``warmup``), ``events, mean_norm``
+      (time average of |deviation| over [warmup, t_end]), ``rms_norm``,
+      ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that waited). The
+      column names ``horizon`` and ``burn_in`` are those of the published tables.
     """
     traces, summaries = [], []
     for rep in range(int(replications)):
         run = simulate(
             solution,
             r,
-            horizon,
+            t_end,
             record_every,
-            root_seed,
+            seed,
             (STOCHASTIC_KEY, example, int(r), rep),
-            burn_in=burn_in,
+            warmup=warmup,
         )
         log.info(
             "%s r=%g replication %d: %d events in %.2f s, time-averaged |deviation| %.4g",
@@ -524,8 +520,8 @@ def stochastic_runs(
             "example": example,
             "r": float(r),
             "replication": rep,
-            "horizon": float(horizon),
-            "burn_in": float(burn_in),
+            "horizon": float(t_end),
+            "burn_in": float(warmup),
             "events": run.events,
             "mean_norm": run.mean_norm,
             "rms_norm": run.rms_norm,
@@ -542,8 +538,9 @@ def stochastic_runs(
 def time_average_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per (example, r): mean over replications of the time averages, with standard errors.
 
-    Columns: ``example, r, replications, horizon, burn_in, mean_norm, mean_norm_se,
-    rms_norm, rms_norm_se`` (SE = sample std / sqrt(replications); NaN with one replication).
+    Columns: ``example, r, replications, horizon, burn_in`` (t_end and warmup, under the
+    column names of :func:`stochastic_runs`), ``mean_norm, mean_norm_se, rms_norm,
+    rms_norm_se`` (SE = sample std / sqrt(replications); NaN with one replication).
     """
     rows = []
     for (name, r), df in summary.groupby(["example", "r"], sort=True):
@@ -619,17 +616,17 @@ def covariance_table(
     solution: SPPSolution,
     *,
     r: float,
-    horizon: float,
-    burn_in: float,
+    t_end: float,
+    warmup: float,
     replications: int,
-    root_seed: int,
+    seed: int,
 ) -> pd.DataFrame:
     """Simulated stationary covariance of the scaled class totals vs the Lyapunov solution.
 
-    ``replications`` independent runs (stream ``(root_seed, "serverpools-simulate",
-    "covariance", example, int(r), k)``) each give the time-averaged covariance over
-    [burn_in, horizon]; the table compares their mean (with SE = std / sqrt(n)) with Sigma
-    solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
+    ``replications`` independent runs on ``[0, t_end]`` (stream ``(seed,
+    "serverpools-simulate", "covariance", example, int(r), k)``) each give the
+    time-averaged covariance over [warmup, t_end]; the table compares their mean (with
+    SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
 
     Columns: ``example, r, replications, class_i, class_k`` (numbered from 1, i <= k),
     ``lyapunov, simulated, se, z`` ((simulated - lyapunov)/se), ``relative_difference``
@@ -643,11 +640,11 @@ def covariance_table(
         run = simulate(
             solution,
             r,
-            horizon,
-            max(horizon / 100.0, 1e-3),
-            root_seed,
+            t_end,
+            max(t_end / 100.0, 1e-3),
+            seed,
             (COVARIANCE_KEY, example, int(r), rep),
-            burn_in=burn_in,
+            warmup=warmup,
         )
         log.info("covariance r=%g replication %d: %d events", r, rep, run.events)
         covs.append(run.covariance)

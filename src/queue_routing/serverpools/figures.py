@@ -23,8 +23,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from ..plotting import GREY, PALETTE, lighten, new_figure, require_columns, styled
+from .tree import adjacency
 
 __all__ = [
+    "EXAMPLE_COLORS",
     "PAPER",
     "boundary_figure",
     "deviation_figure",
@@ -102,10 +104,7 @@ def _tree_layout(edges: list[tuple[int, int]], n_i: int, n_j: int) -> dict[int, 
     index order, so the subtrees of a node occupy consecutive positions (few crossings).
     """
     n = n_i + n_j
-    adj: list[list[int]] = [[] for _ in range(n)]
-    for i, j in edges:
-        adj[i].append(n_i + j)
-        adj[n_i + j].append(i)
+    adj = adjacency(edges, n_i, n_j)
     leaves = [v for v in range(n) if len(adj[v]) == 1]
     pool_leaves = [v for v in leaves if v >= n_i]
     start = (pool_leaves or leaves or [0])[0]
@@ -511,15 +510,15 @@ def deviation_figure(
     traces: pd.DataFrame,
     *,
     replication: int = 0,
-    burn_in: float | None = None,
+    warmup: float | None = None,
     max_curves: int | None = 3,
 ) -> tuple[Figure, str]:
     """|diffusion-scaled deviation| against time at several r, one panel per example.
 
     ``traces``: :func:`.experiments.stochastic_runs` traces (``example, r, replication, time,
     norm``); only ``replication`` is drawn, and at most ``max_curves`` values of r (the
-    smallest, the largest and evenly spread ones between; None: all). ``burn_in``
-    (optional) is marked.
+    smallest, the largest and evenly spread ones between; None: all). The end of the
+    warm-up ``warmup`` (optional, the time averages start there) is marked.
     """
     _require(traces, ["example", "r", "replication", "time", "norm"], "traces")
     sel = traces[traces["replication"] == replication]
@@ -552,9 +551,9 @@ def deviation_figure(
                 lw=0.9,
                 label=f"r = {_r_text(r)}",
             )
-        if burn_in is not None and burn_in > 0:
-            ax.axvline(burn_in, color="0.4", lw=0.8, ls=":")
-            ax.text(burn_in, hi / 1.3, " burn-in ends", fontsize=7.5, color="0.3", va="top")
+        if warmup is not None and warmup > 0:
+            ax.axvline(warmup, color="0.4", lw=0.8, ls=":")
+            ax.text(warmup, hi / 1.3, " burn-in ends", fontsize=7.5, color="0.3", va="top")
         ax.set_ylim(lo, hi)
         ax.set_title(f"{name.capitalize()} example", loc="left")
         ax.set_xlabel("time (units of 1/μ)")
@@ -584,7 +583,8 @@ def time_average_figure(
     """Time-averaged |diffusion-scaled deviation| against r on log axes.
 
     ``averages``: :func:`.experiments.time_average_table` (``example, r, mean_norm,
-    mean_norm_se``, optionally ``replications, horizon, burn_in``); ``verdicts``:
+    mean_norm_se``, optionally ``replications, horizon, burn_in``: the table's names of
+    t_end and warmup); ``verdicts``:
     :func:`.experiments.scaling_verdicts` (``example, slope, slope_se, verdict``, optionally
     ``threshold``); ``fluid_levels`` (optional): per example, the time-averaged fluid
     |x − x*| of its persistent oscillation, drawn as ``level·sqrt(r)`` for the examples

@@ -70,6 +70,7 @@ import numpy as np
 from numba import njit
 
 from .model import SPPSolution
+from .tree import RootedTree, rooted_tree
 
 __all__ = [
     "FluidTrajectory",
@@ -85,50 +86,10 @@ _MAX_BISECT = 200
 
 
 # -- the tree -----------------------------------------------------------------------------
-def _tree_arrays(solution: SPPSolution):
-    """Preorder of the basic tree rooted at class 0 (nodes: classes 0..I-1, pools I..).
-
-    Returns ``(edges, order, pos, size, parent, parent_edge)``: ``order`` lists the nodes in
-    preorder, the subtree of v is ``order[pos[v] : pos[v] + size[v]]``, ``parent_edge[v]``
-    is the index in ``edges`` of the edge from v to its parent (-1 at the root).
-    """
+def _rooted(solution: SPPSolution) -> RootedTree:
+    """The basic tree of ``solution`` rooted at class 0 (:func:`~.tree.rooted_tree`)."""
     system = solution.system
-    n_i, n_j = system.n_classes, system.n_pools
-    edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
-    n = n_i + n_j
-    if len(edges) != n - 1:
-        raise ValueError(
-            f"the basic activities must form a spanning tree: {len(edges)} edges for {n} nodes"
-        )
-    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for e, (i, j) in enumerate(edges):
-        adj[int(i)].append((n_i + int(j), e))
-        adj[n_i + int(j)].append((int(i), e))
-    parent = np.full(n, -1, dtype=np.int64)
-    parent_edge = np.full(n, -1, dtype=np.int64)
-    order: list[int] = []
-    seen = np.zeros(n, dtype=bool)
-    stack = [0]
-    seen[0] = True
-    while stack:
-        v = stack.pop()
-        order.append(v)
-        for w, e in reversed(adj[v]):
-            if not seen[w]:
-                seen[w] = True
-                parent[w] = v
-                parent_edge[w] = e
-                stack.append(w)
-    if len(order) != n:
-        raise ValueError("the basic activities do not connect all classes and pools")
-    order_arr = np.array(order, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
-    pos[order_arr] = np.arange(n)
-    size = np.ones(n, dtype=np.int64)
-    for v in order[::-1]:
-        if parent[v] >= 0:
-            size[parent[v]] += size[v]
-    return edges, order_arr, pos, size, parent, parent_edge
+    return rooted_tree(solution.basic, system.n_classes, system.n_pools)
 
 
 # -- compiled kernels ---------------------------------------------------------------------
@@ -465,7 +426,7 @@ def _default_step(solution: SPPSolution) -> float:
 def fluid_trajectory(
     solution: SPPSolution,
     perturbation,
-    t_max: float,
+    t_end: float,
     n_points: int = 501,
     *,
     queues=None,
@@ -483,8 +444,9 @@ def fluid_trajectory(
         psi(0) - psi*, busy servers per unit r: shape ``(I, J)`` (zero off the basic tree)
         or ``(K_b,)`` in the order of ``solution.basic``. psi(0) must be >= 0 with pool
         loads <= 1 (``ValueError`` otherwise).
-    t_max, n_points:
-        Output on ``linspace(0, t_max, n_points)``.
+    t_end, n_points:
+        End time (units of 1/mu) and number of output points: the output is on
+        ``linspace(0, t_end, n_points)``.
     queues:
         q(0), per unit r, shape ``(I,)``; default ``queue_level`` in every class.
     queue_level:
@@ -496,11 +458,25 @@ def fluid_trajectory(
     correctors:
         Extra passes of the admission problem per step refining the trapezoidal mass term
         (0 keeps a one-step-old predictor; 1 is plenty).
+
+    Examples
+    --------
+    One class and one pool below capacity: psi' = lambda - mu psi, so the deviation from
+    psi* = lambda / mu = 1.5 decays like exp(-mu t) (the scheme is second order in h):
+
+    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
+    >>> traj = fluid_trajectory(sol, [[0.3]], t_end=2.0, n_points=5)
+    >>> traj.times.tolist(), traj.step
+    ([0.0, 0.5, 1.0, 1.5, 2.0], 0.01)
+    >>> decay = traj.deviation[-1, 0] / traj.deviation[0, 0]
+    >>> bool(abs(decay - np.exp(-0.8 * 2.0)) < 1e-5)
+    True
     """
     if not isinstance(solution, SPPSolution):
         raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
-    if not (np.isfinite(t_max) and t_max > 0):
-        raise ValueError(f"t_max must be finite and > 0, got {t_max}")
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be finite and > 0, got {t_end}")
     if int(n_points) < 2:
         raise ValueError(f"n_points must be >= 2, got {n_points}")
     n_points = int(n_points)
@@ -508,12 +484,12 @@ def fluid_trajectory(
     if not h_max > 0:
         raise ValueError(f"max_step must be > 0, got {max_step}")
     system = solution.system
-    edges, order, pos, size, parent, parent_edge = _tree_arrays(solution)
+    edges, order, pos, size, parent, parent_edge = _rooted(solution)
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
     if h_max * mu.max() >= 2.0:
         raise ValueError("max_step * max(mu) must be < 2 (trapezoidal departures stay >= 0)")
     psi0, q0 = _initial_state(solution, perturbation, queues, queue_level)
-    spacing = float(t_max) / (n_points - 1)
+    spacing = float(t_end) / (n_points - 1)
     n_sub = max(1, int(np.ceil(spacing / h_max - 1e-9)))
     h = spacing / n_sub
     out_psi = np.empty((n_points, len(edges)))
@@ -538,7 +514,7 @@ def fluid_trajectory(
         out_psi,
         out_q,
     )
-    return _trajectory(solution, np.linspace(0.0, t_max, n_points), out_psi, out_q, h, queue_level)
+    return _trajectory(solution, np.linspace(0.0, t_end, n_points), out_psi, out_q, h, queue_level)
 
 
 def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTrajectory:
@@ -568,7 +544,7 @@ def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int 
     ``psi``: shape ``(I, J)`` (zero off the basic tree), ``queues``: ``(I,)``, per unit r.
     """
     system = solution.system
-    edges, order, pos, size, parent, parent_edge = _tree_arrays(solution)
+    edges, order, pos, size, parent, parent_edge = _rooted(solution)
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
     psi_e = _edge_vector(solution, psi, "psi").copy()
     q = np.array(queues, dtype=float).reshape(system.n_classes).copy()

@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import ServerPoolError, ServerPoolSystem
+from .errors import ServerPoolError
+from .model import ServerPoolSystem
 
 __all__ = [
     "EXAMPLES",
@@ -122,6 +123,14 @@ def heterogeneity_family(theta: float, base: str = "unstable") -> ServerPoolSyst
     activities; lambda and beta follow as in :func:`tree_instance`. theta = 0 gives equal
     rates and occupancies (A_u = -g_mu I), theta = 1 the example itself; the spreads
     max/min of mu and psi* are the example's raised to the power theta.
+
+    >>> from queue_routing.serverpools.linear import a_underloaded, stability_verdict
+    >>> a = a_underloaded(heterogeneity_family(0.0))
+    >>> g_mu = np.exp(np.log([6.0, 0.16, 0.27, 7.0, 0.12, 36.0]).mean())  # UNSTABLE's rates
+    >>> bool(np.allclose(a, -g_mu * np.eye(3)))
+    True
+    >>> stability_verdict(heterogeneity_family(1.0)).stable_underloaded  # UNSTABLE itself
+    False
     """
     if not (np.isfinite(theta) and theta >= 0):
         raise ServerPoolError(f"theta must be finite and >= 0, got {theta}")

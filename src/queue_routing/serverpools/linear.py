@@ -8,9 +8,10 @@ linearly, psi_E = M psi_I, where z = M y solves
     sum_j z_ij = y_i  (i in I),     sum_i z_ij = rho(y) beta_j  (j in J),
     rho(y) = sum_i y_i / sum_j beta_j,
 
-(found by peeling leaves: a class leaf puts all of y_i on its edge, a pool leaf gets
-rho(y) beta_j; remove the leaf and repeat). Then psi_i' = lambda_i - sum_j mu_ij psi_ij, i.e.
-psi_I' = A_u (psi_I - psi*_I) with A_u = G M and G_{i,(kj)} = -mu_kj if i = k, else 0.
+(found by peeling leaves, :func:`~.tree.peel_leaves`: a class leaf puts all of y_i on its
+edge, a pool leaf gets rho(y) beta_j; remove the leaf and repeat). Then
+psi_i' = lambda_i - sum_j mu_ij psi_ij, i.e. psi_I' = A_u (psi_I - psi*_I) with A_u = G M
+and G_{i,(kj)} = -mu_kj if i = k, else 0.
 
 Critically loaded (rho = 1) with positive queues, Theorem 3.2: all servers are busy, so
 sum_i psi_ij = beta_j, and all queues are equal, q = (sum_i x_i - sum_j beta_j)/I, where the
@@ -37,17 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .model import (
-    DisconnectedError,
-    NotATreeError,
-    ServerPoolError,
-    ServerPoolSystem,
-    SPPSolution,
-    _components,
-    _find_cycle,
-    _node_names,
-    solve_spp,
-)
+from .errors import ServerPoolError
+from .model import ServerPoolSystem, SPPSolution, solve_spp
+from .tree import check_spanning_tree, peel_leaves
 
 __all__ = [
     "LinearStability",
@@ -76,55 +69,8 @@ def _as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolut
 
 def _tree(solution: SPPSolution) -> np.ndarray:
     """The basic activities, checked to form a spanning tree of I u J."""
-    n_i, n_j = solution.system.n_classes, solution.system.n_pools
-    edges = solution.basic
-    cycle = _find_cycle(edges, n_i, n_j)
-    if cycle is not None:
-        raise NotATreeError(
-            "basic activities contain the cycle " + " - ".join(_node_names([v], n_i) for v in cycle)
-        )
-    comps = _components(edges, n_i, n_j)
-    if len(comps) > 1:
-        raise DisconnectedError(
-            "basic activities split I u J into components "
-            + "; ".join("{" + _node_names(c, n_i) + "}" for c in comps)
-        )
-    return edges
-
-
-def _peel(edges: np.ndarray, class_targets: np.ndarray, pool_targets: np.ndarray) -> np.ndarray:
-    """Solve sum_j z_ij = class_targets[i], sum_i z_ij = pool_targets[j] on a tree.
-
-    Targets have shape ``(I, m)`` and ``(J, m)`` (m right-hand sides, e.g. coefficient rows
-    over the I state variables); they must be consistent (equal column sums). Returns
-    ``(K_b, m)`` in the order of ``edges``. Leaves are peeled in a fixed order.
-    """
-    n_i = class_targets.shape[0]
-    n_nodes = n_i + pool_targets.shape[0]
-    residual = np.concatenate([class_targets, pool_targets]).astype(float)
-    incident: list[list[int]] = [[] for _ in range(n_nodes)]
-    for e, (i, j) in enumerate(edges):
-        incident[int(i)].append(e)
-        incident[n_i + int(j)].append(e)
-    ends = [(int(i), n_i + int(j)) for i, j in edges]
-    degree = [len(x) for x in incident]
-    done = np.zeros(len(edges), dtype=bool)
-    out = np.zeros((len(edges), residual.shape[1]))
-    leaves = [v for v in range(n_nodes) if degree[v] == 1]
-    while leaves:
-        v = leaves.pop()
-        if degree[v] != 1:  # the last node of the tree: nothing left to assign
-            continue
-        e = next(e for e in incident[v] if not done[e])
-        u = ends[e][0] + ends[e][1] - v
-        out[e] = residual[v]
-        residual[u] -= residual[v]
-        done[e] = True
-        degree[v] = 0
-        degree[u] -= 1
-        if degree[u] == 1:
-            leaves.append(u)
-    return out
+    system = solution.system
+    return check_spanning_tree(solution.basic, system.n_classes, system.n_pools)
 
 
 def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
@@ -133,13 +79,25 @@ def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np
     Sec. 3 (proof of Theorem 3.1): rows in the order of ``solution.basic``; z = M y solves
     sum_j z_ij = y_i and sum_i z_ij = rho(y) beta_j with rho(y) = sum_i y_i / sum_j beta_j.
     Dimensionless (servers per server).
+
+    On the N-shape class 1 - pool 1 - class 2 - pool 2 with beta = (2, 2): class 1 is a
+    leaf (z_11 = y_1), pool 2 is a leaf (z_22 = rho(y) beta_2 = (y_1 + y_2) / 2), and
+    z_21 = y_2 - z_22; M maps the equilibrium class totals psi*_I to the occupancies psi*_E:
+
+    >>> sol = solve_spp(ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]]))
+    >>> m = load_balancing_map(sol)
+    >>> m.tolist()  # rows (1,1), (2,1), (2,2); columns y_1, y_2
+    [[1.0, 0.0], [-0.5, 0.5], [0.5, 0.5]]
+    >>> psi_e = sol.occupancy[sol.basic[:, 0], sol.basic[:, 1]]
+    >>> bool(np.allclose(m @ sol.class_occupancy, psi_e))
+    True
     """
     solution = _as_solution(system_or_solution)
     edges = _tree(solution)
     beta = solution.system.pool_sizes
     n_i = solution.system.n_classes
     pool_targets = np.outer(beta / beta.sum(), np.ones(n_i))
-    return _peel(edges, np.eye(n_i), pool_targets)
+    return peel_leaves(edges, np.eye(n_i), pool_targets)
 
 
 def flow_matrix(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
@@ -152,7 +110,14 @@ def flow_matrix(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarra
 
 
 def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
-    """A_u = G M, shape ``(I, I)``, per unit time (Theorem 3.1 / Lemma 3.3(i))."""
+    """A_u = G M, shape ``(I, I)``, per unit time (Theorem 3.1 / Lemma 3.3(i)).
+
+    With a single pool every class is a leaf of the tree, so A_u = -diag(mu_i1):
+
+    >>> star = ServerPoolSystem([1.0, 1.0], [4.0], [[1.0], [2.0]])
+    >>> bool(np.allclose(a_underloaded(star), -np.diag([1.0, 2.0])))
+    True
+    """
     solution = _as_solution(system_or_solution)
     return flow_matrix(solution) @ load_balancing_map(solution)
 
@@ -166,6 +131,10 @@ def a_critical(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray
 
     The state is the class totals x_i (in service plus queued); A_c @ ones = 0 is the
     structural zero mode of the line of critical equilibria.
+
+    >>> a_c = a_critical(ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]]))
+    >>> bool(np.allclose(a_c @ np.ones(2), 0.0))
+    True
     """
     solution = _as_solution(system_or_solution)
     n_i = solution.system.n_classes
@@ -237,7 +206,19 @@ class LinearStability:
 def stability_verdict(
     system_or_solution: ServerPoolSystem | SPPSolution, *, tol: float = 1e-9
 ) -> LinearStability:
-    """Spectra of A_u and A_c and the stability verdicts (``tol`` relative to max mu)."""
+    """Spectra of A_u and A_c and the stability verdicts (``tol`` relative to max mu).
+
+    The N-shape has A_u = [[-1, 0], [1/2, -3/2]] (by hand, ``tests/test_serverpools_linear``)
+    and A_c with eigenvalues 0 (structural, exact) and -3/2:
+
+    >>> v = stability_verdict(
+    ...     ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]])
+    ... )
+    >>> v.eigenvalues_underloaded.real.round(6).tolist(), v.stable_underloaded
+    ([-1.0, -1.5], True)
+    >>> bool(v.eigenvalues_critical[0] == 0), round(v.max_real_critical, 6), v.stable_critical
+    (True, -1.5, True)
+    """
     solution = _as_solution(system_or_solution)
     eig_u = spectrum(a_underloaded(solution))
     eig_c, others = critical_spectrum(solution)
@@ -292,6 +273,18 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
     ``{"rho", "flows": [{"class", "pool", "rate"}] (basic activities, numbered from 1),
     "eigenvalues_underloaded": [[re, im], ...], "eigenvalues_critical": [[re, im], ...]
     (including the structural zero), "stable_underloaded"}``.
+
+    One class and one pool (an M/M/N queue): rho = lambda / (beta mu), A_u = -mu:
+
+    >>> out = analyze(
+    ...     {
+    ...         "arrival_rates": [1.2],
+    ...         "pool_sizes": [3.0],
+    ...         "activities": [{"class": 1, "pool": 1, "rate": 0.8}],
+    ...     }
+    ... )
+    >>> round(out["rho"], 6), out["eigenvalues_underloaded"], out["stable_underloaded"]
+    (0.5, [[-0.8, 0.0]], True)
     """
     if isinstance(system, dict):
         system = ServerPoolSystem.from_dict(system)

@@ -28,27 +28,30 @@ are dimensionless per customer / per server; ``rho`` is dimensionless (busy frac
 
 Complete resource pooling (CRP): the optimum is unique, its basic activities (lambda_ij > 0)
 form a spanning tree of the bipartite graph on I u J and every pool constraint (4) binds with
-alpha_j > 0. :func:`check_crp` raises a specific :class:`CRPError` subclass naming the
-classes/pools involved when one of these fails.
+alpha_j > 0. :func:`check_crp` raises a specific :class:`~.errors.CRPError` subclass naming
+the classes/pools involved when one of these fails. Graph operations on the activities
+(cycles, components, spanning trees) are in :mod:`.tree`, the exceptions in :mod:`.errors`.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
 
+from .errors import (
+    DisconnectedError,
+    NonBindingPoolError,
+    NonUniqueOptimumError,
+    NotATreeError,
+    ServerPoolError,
+)
+from .tree import components, edge_names, find_cycle, is_spanning_tree, node_names
+
 __all__ = [
-    "CRPError",
-    "DisconnectedError",
-    "NonBindingPoolError",
-    "NonUniqueOptimumError",
-    "NotATreeError",
     "SPPSolution",
-    "ServerPoolError",
     "ServerPoolSystem",
     "check_crp",
     "solve_spp",
@@ -57,58 +60,6 @@ __all__ = [
 
 _JSON_KEYS = ("arrival_rates", "pool_sizes", "activities")
 _ACTIVITY_KEYS = ("class", "pool", "rate")
-
-
-class ServerPoolError(ValueError):
-    """A malformed server-pool system or an SPP that cannot be solved."""
-
-
-class CRPError(ServerPoolError):
-    """The complete resource pooling condition fails (Sec. 2).
-
-    Attributes
-    ----------
-    kind:
-        ``"cycle"``, ``"disconnected"``, ``"non-unique"`` or ``"non-binding"``.
-    classes, pools:
-        The classes and pools involved, numbered from 1.
-    """
-
-    kind = "crp"
-
-    def __init__(self, message: str, classes=(), pools=()):
-        self.classes = tuple(int(i) for i in classes)
-        self.pools = tuple(int(j) for j in pools)
-        super().__init__(f"complete resource pooling fails ({self.kind}): {message}")
-
-
-class NonUniqueOptimumError(CRPError):
-    """The SPP has several optimal flows."""
-
-    kind = "non-unique"
-
-
-class NotATreeError(NonUniqueOptimumError):
-    """The activities used by optimal solutions contain a cycle.
-
-    A subclass of :class:`NonUniqueOptimumError`: with every pool binding, a vertex of the
-    SPP polytope has at most I + J - 1 positive flows, so a cycle among the activities used
-    by optimal solutions means the optimum is not a single vertex.
-    """
-
-    kind = "cycle"
-
-
-class DisconnectedError(CRPError):
-    """The basic activities do not connect all classes and pools."""
-
-    kind = "disconnected"
-
-
-class NonBindingPoolError(CRPError):
-    """A pool capacity constraint (4) is slack, or binds with zero dual price alpha_j."""
-
-    kind = "non-binding"
 
 
 # -- validation helpers -------------------------------------------------------------------
@@ -137,17 +88,20 @@ def _positive_vector(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def _node_names(nodes, n_classes: int) -> str:
-    return ", ".join(
-        f"class {v + 1}" if v < n_classes else f"pool {v - n_classes + 1}" for v in nodes
-    )
-
-
 @dataclass(frozen=True, eq=False)
 class ServerPoolSystem:
     """One flexible server-pool system (validated at construction; see the module docstring).
 
-    Raises :class:`ServerPoolError` naming the offending field and index.
+    Raises :class:`~.errors.ServerPoolError` naming the offending field and index. The
+    arrays are stored read-only, as floats.
+
+    >>> system = ServerPoolSystem(arrival_rates=[1.2], pool_sizes=[3.0], rates=[[0.8]])
+    >>> system.n_classes, system.n_pools, system.activities.tolist()
+    (1, 1, [[0, 0]])
+    >>> ServerPoolSystem([1.0], [1.0], [[-1.0]])
+    Traceback (most recent call last):
+    ...
+    queue_routing.serverpools.errors.ServerPoolError: rates[0, 0] = -1 must be >= 0
     """
 
     arrival_rates: np.ndarray
@@ -219,6 +173,24 @@ class ServerPoolSystem:
 
         {"arrival_rates": [lambda_i], "pool_sizes": [beta_j],
          "activities": [{"class": i, "pool": j, "rate": mu_ij}, ...]}
+
+        The N-shaped tree class 1 - pool 1 - class 2 - pool 2:
+
+        >>> n_shape = ServerPoolSystem.from_dict(
+        ...     {
+        ...         "arrival_rates": [1.0, 2.0],
+        ...         "pool_sizes": [2.0, 2.0],
+        ...         "activities": [
+        ...             {"class": 1, "pool": 1, "rate": 1.0},
+        ...             {"class": 2, "pool": 1, "rate": 2.0},
+        ...             {"class": 2, "pool": 2, "rate": 1.0},
+        ...         ],
+        ...     }
+        ... )
+        >>> n_shape.rates.tolist()  # mu_ij, 0-based (I, J), 0 off the activities
+        [[1.0, 0.0], [2.0, 1.0]]
+        >>> ServerPoolSystem.from_dict(n_shape.to_dict()) == n_shape
+        True
         """
         if not isinstance(data, dict):
             raise ServerPoolError(
@@ -280,78 +252,6 @@ def _node_number(where: str, value: Any, count: int) -> int:
     if not 1 <= value <= count:
         raise ServerPoolError(f"{where} = {value} is not in 1..{count}")
     return int(value)
-
-
-# -- graph helpers (nodes: classes 0..I-1, pools I..I+J-1) ---------------------------------
-def _adjacency(edges: np.ndarray, n_classes: int, n_pools: int) -> list[list[int]]:
-    adj: list[list[int]] = [[] for _ in range(n_classes + n_pools)]
-    for i, j in edges:
-        adj[int(i)].append(n_classes + int(j))
-        adj[n_classes + int(j)].append(int(i))
-    return adj
-
-
-def _components(edges: np.ndarray, n_classes: int, n_pools: int) -> list[list[int]]:
-    """Connected components of the bipartite graph, as sorted node lists."""
-    adj = _adjacency(edges, n_classes, n_pools)
-    seen = [False] * len(adj)
-    comps = []
-    for start in range(len(adj)):
-        if seen[start]:
-            continue
-        seen[start] = True
-        comp, todo = [start], deque([start])
-        while todo:
-            for w in adj[todo.popleft()]:
-                if not seen[w]:
-                    seen[w] = True
-                    comp.append(w)
-                    todo.append(w)
-        comps.append(sorted(comp))
-    return comps
-
-
-def _find_cycle(edges: np.ndarray, n_classes: int, n_pools: int) -> list[int] | None:
-    """A cycle of the bipartite graph as a closed node walk ``[v0, ..., v0]``, or None."""
-    parent = list(range(n_classes + n_pools))
-
-    def root(v: int) -> int:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    forest: list[tuple[int, int]] = []
-    for i, j in edges:
-        a, b = int(i), n_classes + int(j)
-        ra, rb = root(a), root(b)
-        if ra == rb:  # (a, b) closes a cycle: add the forest path b -> a
-            adj = _adjacency(np.array(forest, dtype=np.int64).reshape(-1, 2), n_classes, n_pools)
-            prev = {b: b}
-            todo = deque([b])
-            while todo:
-                v = todo.popleft()
-                for w in adj[v]:
-                    if w not in prev:
-                        prev[w] = v
-                        todo.append(w)
-            path = [a]
-            while path[-1] != b:
-                path.append(prev[path[-1]])
-            return [*path, a]
-        parent[ra] = rb
-        forest.append((int(i), int(j)))
-    return None
-
-
-def _is_spanning_tree(edges: np.ndarray, n_classes: int, n_pools: int) -> bool:
-    return (
-        len(edges) == n_classes + n_pools - 1 and len(_components(edges, n_classes, n_pools)) == 1
-    )
-
-
-def _edge_names(edges) -> str:
-    return ", ".join(f"(class {int(i) + 1}, pool {int(j) + 1})" for i, j in edges)
 
 
 # -- the SPP ------------------------------------------------------------------------------
@@ -484,10 +384,15 @@ def tree_spp(system: ServerPoolSystem, *, tol: float = 1e-9) -> SPPSolution:
     If every tree flow is positive, the tree solution is the unique SPP optimum and CRP holds
     (all activities basic, so the dual is trivially feasible; the primal is nondegenerate).
     Otherwise, or if the activities are not a spanning tree, this falls back to
-    :func:`solve_spp`, which raises the appropriate :class:`CRPError`.
+    :func:`solve_spp`, which raises the appropriate :class:`~.errors.CRPError`.
+
+    >>> system = ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]])
+    >>> fast, lp = tree_spp(system), solve_spp(system)
+    >>> bool(np.allclose(fast.flows, lp.flows) and np.isclose(fast.rho, lp.rho))
+    True
     """
     acts = system.activities
-    if _is_spanning_tree(acts, system.n_classes, system.n_pools):
+    if is_spanning_tree(acts, system.n_classes, system.n_pools):
         rho, flows, nu, alpha = _solve_on_tree(system, acts)
         if np.all(flows[acts[:, 0], acts[:, 1]] > tol * system.arrival_rates.max()):
             return _make_solution(system, rho, flows, nu, alpha, tol)
@@ -518,6 +423,22 @@ def solve_spp(
     pool row), so that sum_j alpha_j beta_j = 1. When CRP holds, flows, rho and duals are
     recomputed from the basic tree by an exact linear solve (removing solver round-off).
     ``tol`` is relative: flows below ``tol * max(lambda)`` count as zero.
+
+    One activity: the pool is loaded to rho = lambda / (beta mu) = 1.2 / (3 x 0.8), its
+    dual is alpha = 1 / beta (normalisation) and the class dual nu = alpha / mu:
+
+    >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
+    >>> [round(float(x), 6) for x in (sol.rho, sol.pool_duals[0], sol.class_duals[0])]
+    [0.5, 0.333333, 0.416667]
+
+    The N-shape (rho = 2/3 by hand, see ``tests/test_serverpools_model.py``); strong duality
+    sum_i nu_i lambda_i = rho:
+
+    >>> sol = solve_spp(ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]]))
+    >>> round(sol.rho, 6), sol.basic.tolist(), sol.underloaded
+    (0.666667, [[0, 0], [1, 0], [1, 1]], True)
+    >>> bool(np.isclose(sol.class_duals @ sol.system.arrival_rates, sol.rho))
+    True
     """
     if not isinstance(system, ServerPoolSystem):
         raise ServerPoolError(f"expected a ServerPoolSystem, got {type(system).__name__}")
@@ -594,6 +515,15 @@ def check_crp(solution: SPPSolution, *, tol: float = 1e-9) -> None:
     compared with ``max(tol, 1e-7)`` (HiGHS's feasibility tolerance); on the optimal face
     rho may exceed rho* by ``max(tol, 1e-9)`` and a flow counts as used/varying above
     ``1e-6 max(lambda)``.
+
+    Two classes and two pools, all four activities at rate 1: any split is optimal.
+
+    >>> equal = ServerPoolSystem([1.0, 1.0], [1.0, 1.0], np.ones((2, 2)))
+    >>> try:
+    ...     check_crp(solve_spp(equal, require_crp=False))
+    ... except NotATreeError as err:
+    ...     print(err.kind, err.classes, err.pools)
+    cycle (1, 2) (1, 2)
     """
     system = solution.system
     n_i, n_j = system.n_classes, system.n_pools
@@ -605,7 +535,7 @@ def check_crp(solution: SPPSolution, *, tol: float = 1e-9) -> None:
     in_basic = np.zeros((n_i, n_j), dtype=bool)
     in_basic[basic[:, 0], basic[:, 1]] = True
     nonbasic = ~in_basic[acts[:, 0], acts[:, 1]]
-    if _is_spanning_tree(basic, n_i, n_j):
+    if is_spanning_tree(basic, n_i, n_j):
         # Exact certificate from the tree itself (independent of the solver's duals, which
         # lose relative accuracy when some alpha_j is tiny): positive tree flows, the tree
         # duals, and reduced costs 1 - nu_i mu_ij / alpha_j > 0 (relative) off the tree.
@@ -633,10 +563,10 @@ def check_crp(solution: SPPSolution, *, tol: float = 1e-9) -> None:
     lo, hi = _flow_ranges(system, solution.rho, max(tol, 1e-9) * max(abs(solution.rho), 1.0))
     used = acts[hi > 1e-6 * scale]
     varying = acts[hi - lo > 1e-6 * scale]
-    cycle = _find_cycle(used, n_i, n_j)
+    cycle = find_cycle(used, n_i, n_j)
     if cycle is not None:
         nodes = cycle[:-1]
-        walk = " - ".join(_node_names([v], n_i) for v in cycle)
+        walk = " - ".join(node_names([v], n_i) for v in cycle)
         raise NotATreeError(
             f"the activities used by optimal SPP solutions contain the cycle {walk}, so the "
             "optimum is not unique and the basic activities are not a tree",
@@ -655,13 +585,13 @@ def check_crp(solution: SPPSolution, *, tol: float = 1e-9) -> None:
     if len(varying):
         raise NonUniqueOptimumError(
             "the SPP optimum is not unique: the flows on "
-            f"{_edge_names(varying)} vary over the optimal face",
+            f"{edge_names(varying)} vary over the optimal face",
             classes=sorted({int(i) + 1 for i in varying[:, 0]}),
             pools=sorted({int(j) + 1 for j in varying[:, 1]}),
         )
-    comps = _components(basic, n_i, n_j)
+    comps = components(basic, n_i, n_j)
     if len(comps) > 1:
-        shown = "; ".join("{" + _node_names(c, n_i) + "}" for c in comps)
+        shown = "; ".join("{" + node_names(c, n_i) + "}" for c in comps)
         raise DisconnectedError(
             f"the basic activities split the classes and pools into {len(comps)} "
             f"components: {shown}",
@@ -676,7 +606,7 @@ def check_crp(solution: SPPSolution, *, tol: float = 1e-9) -> None:
         )
     flat = acts[flat_rc]
     raise NonUniqueOptimumError(
-        f"non-basic activities {_edge_names(flat)} have zero reduced cost (degenerate dual)",
+        f"non-basic activities {edge_names(flat)} have zero reduced cost (degenerate dual)",
         classes=sorted({int(i) + 1 for i in flat[:, 0]}),
         pools=sorted({int(j) + 1 for j in flat[:, 1]}),
     )

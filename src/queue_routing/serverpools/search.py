@@ -12,8 +12,8 @@ lambda_i = sum_j lambda_ij and beta_j = sum_i (lambda_ij / mu_ij) / rho, so ever
 exactly at load rho and the tree with these flows is the unique SPP optimum (CRP holds: all
 activities are basic and the basic solution is nondegenerate).
 
-Randomness: sample k of size (I, J) uses ``rng_for(root_seed, "serverpools-search", I, J, k)``
-only, so any sample can be regenerated alone.
+Randomness: sample k of size (I, J) uses ``rng_for(seed, "serverpools-search", I, J, k)``
+only, so any sample can be regenerated alone (:func:`sample_system`).
 """
 
 from __future__ import annotations
@@ -25,46 +25,22 @@ from typing import Any
 import numpy as np
 
 from ..seeding import rng_for
+from .errors import ServerPoolError
 from .linear import a_underloaded, critical_spectrum, spectrum
-from .model import ServerPoolError, ServerPoolSystem, tree_spp
+from .model import ServerPoolSystem, tree_spp
+from .tree import random_spanning_tree
 
 __all__ = [
+    "SEARCH_KEY",
     "SearchResult",
     "SizeSummary",
     "alternating_path_system",
     "instability_search",
-    "random_spanning_tree",
     "random_tree_system",
     "sample_system",
 ]
 
 SEARCH_KEY = "serverpools-search"
-
-
-def random_spanning_tree(n_classes: int, n_pools: int, rng: np.random.Generator) -> np.ndarray:
-    """A uniform random spanning tree of K_{I,J}: edges (i, j), 0-based, sorted, ``(I+J-1, 2)``.
-
-    Aldous-Broder: a simple random walk on K_{I,J} from a uniform start node; the edge by
-    which each node is first entered is kept.
-    """
-    if n_classes < 1 or n_pools < 1:
-        raise ServerPoolError(f"need n_classes, n_pools >= 1, got ({n_classes}, {n_pools})")
-    n_nodes = n_classes + n_pools
-    seen = np.zeros(n_nodes, dtype=bool)
-    v = int(rng.integers(n_nodes))
-    seen[v] = True
-    edges = []
-    while len(edges) < n_nodes - 1:
-        if v < n_classes:  # class -> uniform pool
-            w = n_classes + int(rng.integers(n_pools))
-        else:  # pool -> uniform class
-            w = int(rng.integers(n_classes))
-        if not seen[w]:
-            seen[w] = True
-            edges.append((min(v, w), max(v, w) - n_classes))
-        v = w
-    out = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
-    return out
 
 
 def _log_uniform(rng: np.random.Generator, bounds: Sequence[float], size: int) -> np.ndarray:
@@ -88,6 +64,12 @@ def random_tree_system(
     ``mu_range``: service rates, jobs per unit time per server (log-uniform);
     ``flow_range``: tree flows lambda_ij, customers per unit time per unit r (log-uniform);
     ``rho``: the SPP optimum (dimensionless, > 0). Draw order: tree, mu, flows.
+
+    >>> from queue_routing.serverpools.model import solve_spp
+    >>> system = random_tree_system(3, 4, np.random.default_rng(5), rho=0.8)
+    >>> sol = solve_spp(system)
+    >>> round(sol.rho, 9), len(sol.basic) == len(system.activities) == 3 + 4 - 1
+    (0.8, True)
     """
     if not rho > 0:
         raise ServerPoolError(f"rho must be > 0, got {rho}")
@@ -102,10 +84,10 @@ def random_tree_system(
 
 
 def sample_system(
-    root_seed: int, n_classes: int, n_pools: int, k: int, **kwargs: Any
+    seed: int, n_classes: int, n_pools: int, k: int, **kwargs: Any
 ) -> ServerPoolSystem:
     """Sample k of size (I, J) of :func:`instability_search` (same stream, same arguments)."""
-    rng = rng_for(root_seed, SEARCH_KEY, n_classes, n_pools, k)
+    rng = rng_for(seed, SEARCH_KEY, n_classes, n_pools, k)
     return random_tree_system(n_classes, n_pools, rng, **kwargs)
 
 
@@ -162,20 +144,38 @@ class SizeSummary:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """All sizes searched, and the smallest sizes (by I + J, then I) showing instability."""
+    """All sizes searched, and the smallest sizes (by I + J, then I) showing instability.
 
-    root_seed: int
+    ``seed`` is the root seed of the search; :meth:`to_dict` writes it as ``"root_seed"``
+    (the key of the pipeline's ``search.json``).
+    """
+
+    seed: int
     settings: dict[str, Any]
     sizes: tuple[SizeSummary, ...]
     smallest_unstable_underloaded: tuple[int, int] | None
     smallest_unstable_critical: tuple[int, int] | None
+
+    @classmethod
+    def from_summaries(
+        cls, seed: int, settings: dict[str, Any], sizes: Iterable[SizeSummary]
+    ) -> SearchResult:
+        """The result of the sizes searched, with the smallest unstable sizes found."""
+        sizes = tuple(sizes)
+        return cls(
+            seed=int(seed),
+            settings=settings,
+            sizes=sizes,
+            smallest_unstable_underloaded=_smallest(sizes, "unstable_underloaded"),
+            smallest_unstable_critical=_smallest(sizes, "unstable_critical"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         def size(s: tuple[int, int] | None) -> list[int] | None:
             return None if s is None else [int(s[0]), int(s[1])]
 
         return {
-            "root_seed": int(self.root_seed),
+            "root_seed": int(self.seed),
             "settings": self.settings,
             "sizes": [s.to_dict() for s in self.sizes],
             "smallest_unstable_underloaded": size(self.smallest_unstable_underloaded),
@@ -183,12 +183,12 @@ class SearchResult:
         }
 
 
-def _search_size(root_seed, n_i, n_j, samples, kwargs, tol) -> SizeSummary:
+def _search_size(seed, n_i, n_j, samples, kwargs, tol) -> SizeSummary:
     n_u = n_c = 0
     max_u = max_c = float("-inf")
     ex_u = ex_c = ex_s = None
     for k in range(samples):
-        system = sample_system(root_seed, n_i, n_j, k, **kwargs)
+        system = sample_system(seed, n_i, n_j, k, **kwargs)
         solution = tree_spp(system)
         eig_u = spectrum(a_underloaded(solution))
         eig_c, others = critical_spectrum(solution)
@@ -214,7 +214,7 @@ def _smallest(summaries: Iterable[SizeSummary], attr: str) -> tuple[int, int] | 
 
 
 def instability_search(
-    root_seed: int,
+    seed: int,
     sizes: Iterable[tuple[int, int]],
     samples_per_size: int,
     mu_range: Sequence[float] = (0.1, 10.0),
@@ -228,13 +228,21 @@ def instability_search(
     A sample counts as unstable for A_u (resp. A_c) when the largest real part of its
     spectrum (A_c: without the structural zero) exceeds ``tol * max(mu)``; stable examples
     need both below ``-tol * max(mu)``. ``mu_range`` in jobs per unit time per server.
+
+    One class or one pool is always stable (Sec. 3); the search is reproducible:
+
+    >>> result = instability_search(7, [(1, 3), (3, 1)], 20)
+    >>> [(s.n_classes, s.n_pools, s.unstable_underloaded) for s in result.sizes]
+    [(1, 3, 0), (3, 1, 0)]
+    >>> result.to_dict() == instability_search(7, [(1, 3), (3, 1)], 20).to_dict()
+    True
     """
     sizes = [(int(i), int(j)) for i, j in sizes]
     if samples_per_size < 1:
         raise ServerPoolError(f"samples_per_size must be >= 1, got {samples_per_size}")
     kwargs = {"mu_range": tuple(mu_range), "flow_range": tuple(flow_range), "rho": float(rho)}
     summaries = tuple(
-        _search_size(root_seed, n_i, n_j, samples_per_size, kwargs, tol) for n_i, n_j in sizes
+        _search_size(seed, n_i, n_j, samples_per_size, kwargs, tol) for n_i, n_j in sizes
     )
     settings = {
         "sizes": [list(s) for s in sizes],
@@ -244,13 +252,7 @@ def instability_search(
         "rho": kwargs["rho"],
         "tol": float(tol),
     }
-    return SearchResult(
-        root_seed=int(root_seed),
-        settings=settings,
-        sizes=summaries,
-        smallest_unstable_underloaded=_smallest(summaries, "unstable_underloaded"),
-        smallest_unstable_critical=_smallest(summaries, "unstable_critical"),
-    )
+    return SearchResult.from_summaries(seed, settings, summaries)
 
 
 def alternating_path_system(

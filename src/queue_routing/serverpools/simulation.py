@@ -20,17 +20,18 @@ LQFS-LB:
 Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
 ``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
 r, 0 when underloaded), sampled on a regular grid, and exact time averages over
-``[burn_in, t_max]`` of the deviation, its outer product and its norm.
+``[warmup, t_end]`` of the deviation, its outer product and its norm. A run covers
+``[0, t_end]`` (``t_end`` counted from time 0, including the discarded ``[0, warmup)``).
 
 Randomness: one ``numpy.random.Generator`` from
 ``rng_for(seed, "serverpools-simulate", *keys)`` drives the compiled kernel (numba supports
 Generator objects natively), so a run is reproduced by (seed, keys) alone; put everything
 that distinguishes runs (instance, r, replication) in ``keys`` to make them independent.
 
-Invariants: every run checks the conservation ``X(t_max) = X(0) + arrivals - departures``
+Invariants: every run checks the conservation ``X(t_end) = X(0) + arrivals - departures``
 per class; ``check=True`` also checks after every event that ``0 <= Z``, ``0 <= Q``,
 ``sum_i Z_ij <= N_j`` and that no pool has an idle server while a class of C(j) waits
-(work conservation of LQFS-LB), and counts violations.
+(work conservation of LQFS-LB), and counts violations (:func:`invariant_violations`).
 
 Units: time in units of 1/mu; deviations in customers / sqrt(r).
 """
@@ -45,8 +46,9 @@ from numba import njit
 
 from ..seeding import rng_for
 from .model import SPPSolution
+from .tree import grouped_edges
 
-__all__ = ["SIMULATE_KEY", "SimulationRun", "initial_state", "simulate"]
+__all__ = ["SIMULATE_KEY", "SimulationRun", "initial_state", "invariant_violations", "simulate"]
 
 SIMULATE_KEY = "serverpools-simulate"
 
@@ -55,8 +57,16 @@ _EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
-def _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pragma: no cover
-    """Number of broken invariants in the current state (debug mode)."""
+def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pragma: no cover
+    """Number of broken LQFS-LB invariants in a state (compiled; the debug mode's check).
+
+    ``z``: busy servers per basic edge ``(K_b,)``; ``q``: queue lengths ``(I,)``; ``busy``:
+    busy servers per pool ``(J,)``; ``n_servers``: N_j ``(J,)``; ``ei``: class of every edge
+    ``(K_b,)``; ``pool_ptr, pool_edges``: the edges of each pool,
+    :func:`~.tree.grouped_edges` of the edges' pools. One count per negative ``z_e`` or
+    ``q_i``, per pool whose ``busy`` is inconsistent with ``z`` or outside ``[0, N_j]``, and
+    per pool with an idle server while a class it serves waits. All arrays ``int64``.
+    """
     bad = 0
     for e in range(z.size):
         if z[e] < 0:
@@ -95,9 +105,9 @@ def _kernel(
     q,
     target,
     inv_sqrt_r,
-    t_max,
+    t_end,
     record_every,
-    burn_in,
+    warmup,
     check,
     out_dev,
     acc_mean,
@@ -127,25 +137,25 @@ def _kernel(
     events = 0
     ties = 0
     if check:
-        bad = _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+        bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
         if bad > 0:
             counters[_VIOLATIONS] += bad
             counters[_FIRST_BAD] = 0
     while True:
         total_rate = arr_rate + dep_rate
         t_new = t + rng.standard_exponential() / total_rate
-        last = t_new >= t_max
+        last = t_new >= t_end
         if last:
-            t_new = t_max
+            t_new = t_end
         for i in range(n_i):
             dev[i] = (x[i] - target[i]) * inv_sqrt_r
         while rec < n_rec and (
-            rec * record_every < t_new or (last and rec * record_every <= t_max)
+            rec * record_every < t_new or (last and rec * record_every <= t_end)
         ):
             for i in range(n_i):
                 out_dev[rec, i] = dev[i]
             rec += 1
-        lo = t if t > burn_in else burn_in
+        lo = t if t > warmup else warmup
         if t_new > lo:
             w = t_new - lo
             sq = 0.0
@@ -247,7 +257,7 @@ def _kernel(
             for e in range(n_e):
                 dep_rate += mu[e] * z[e]
         if check:
-            bad = _violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+            bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
             if bad > 0:
                 if counters[_VIOLATIONS] == 0:
                     counters[_FIRST_BAD] = events
@@ -265,8 +275,15 @@ class SimulationRun:
 
     Attributes
     ----------
+    r:
+        The scale.
+    t_end, warmup:
+        The run covers ``[0, t_end]``; time averages are over ``[warmup, t_end]`` (units of
+        1/mu).
+    seed, keys:
+        The random stream ``rng_for(seed, SIMULATE_KEY, *keys)``.
     times:
-        Recording grid ``0, record_every, ...`` up to t_max, shape ``(T,)``.
+        Recording grid ``0, record_every, ...`` up to t_end, shape ``(T,)``.
     deviation:
         ``(X_i(t) - r x*_i) / sqrt(r)`` on the grid, shape ``(T, I)``.
     norm:
@@ -276,7 +293,7 @@ class SimulationRun:
     wall_seconds:
         Wall-clock time of the compiled kernel.
     mean, second_moment, covariance:
-        Exact time averages over ``[burn_in, t_max]`` of the deviation ``(I,)``, of its outer
+        Exact time averages over ``[warmup, t_end]`` of the deviation ``(I,)``, of its outer
         product ``(I, I)``, and ``second_moment - mean mean^T``.
     mean_norm, rms_norm:
         Time averages of |deviation| and sqrt of the time average of |deviation|^2.
@@ -299,8 +316,8 @@ class SimulationRun:
     """
 
     r: float
-    t_max: float
-    burn_in: float
+    t_end: float
+    warmup: float
     seed: int
     keys: tuple
     times: np.ndarray
@@ -336,13 +353,6 @@ class SimulationRun:
         return self.busy.sum(axis=1) + self.queues
 
 
-def _csr(keys: np.ndarray, n: int):
-    order = np.argsort(keys, kind="stable").astype(np.int64)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(ptr, keys + 1, 1)
-    return np.cumsum(ptr), order
-
-
 def initial_state(
     solution: SPPSolution,
     r: float,
@@ -357,6 +367,11 @@ def initial_state(
     the queues; then idle servers take waiting customers (longest queue first) so that the
     LQFS-LB invariants hold from time 0. ``initial_psi`` is (I, J) per unit r (zero off the
     basic tree); ``initial_queues`` per unit r, default ``queue_level``.
+
+    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))  # psi* = 1.5, beta = 3
+    >>> [a.tolist() for a in initial_state(sol, 50)]  # Z = r psi*, Q = 0, N = r beta
+    [[75], [0], [150]]
     """
     system = solution.system
     edges = solution.basic
@@ -395,18 +410,18 @@ def initial_state(
 def simulate(
     solution: SPPSolution,
     r: float,
-    t_max: float,
+    t_end: float,
     record_every: float,
     seed: int,
     keys: tuple = (),
     *,
-    burn_in: float = 0.0,
+    warmup: float = 0.0,
     queue_level: float = 0.0,
     initial_psi=None,
     initial_queues=None,
     check: bool = False,
 ) -> SimulationRun:
-    """Simulate the r-th system under LQFS-LB on [0, t_max] (module docstring).
+    """Simulate the r-th system under LQFS-LB on [0, t_end] (module docstring).
 
     Parameters
     ----------
@@ -414,12 +429,13 @@ def simulate(
         SPP solution: its basic tree is the activity set and psi* the centring.
     r:
         Scale: arrival rates r lambda_i, pool sizes round(r beta_j).
-    t_max, record_every:
-        Horizon and recording step, in units of 1/mu.
+    t_end, record_every:
+        End time of the run, counted from time 0 (so it includes the warm-up), and the
+        recording step, in units of 1/mu.
     seed, keys:
         The random stream is ``rng_for(seed, SIMULATE_KEY, *keys)``.
-    burn_in:
-        Time averages are taken over ``[burn_in, t_max]``.
+    warmup:
+        Time averages are taken over ``[warmup, t_end]``; ``[0, warmup)`` is discarded.
     queue_level:
         Equilibrium queue per unit r in the centring x*_i = psi*_i + queue_level.
     initial_psi, initial_queues:
@@ -427,18 +443,35 @@ def simulate(
         waiting (per unit r; default the nominal point psi* and ``queue_level``).
     check:
         Check the invariants after every event (slower; for tests).
+
+    Examples
+    --------
+    An M/M/150 queue at r = 50 (lambda = 1.2, mu = 0.8, beta = 3), started at r psi* = 75:
+
+    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
+    >>> run = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
+    >>> run.times.tolist(), run.n_servers.tolist(), run.deviation[0].tolist()
+    ([0.0, 0.5, 1.0, 1.5, 2.0], [150], [0.0])
+    >>> bool(run.events == run.arrivals.sum() + run.departures.sum())
+    True
+    >>> bool((run.totals == run.initial_totals + run.arrivals - run.departures).all())
+    True
+    >>> again = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
+    >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the stream
+    True
     """
     if not isinstance(solution, SPPSolution):
         raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
     r = float(r)
     if not (np.isfinite(r) and r > 0):
         raise ValueError(f"r must be finite and > 0, got {r}")
-    if not (np.isfinite(t_max) and t_max > 0):
-        raise ValueError(f"t_max must be finite and > 0, got {t_max}")
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be finite and > 0, got {t_end}")
     if not (record_every > 0):
         raise ValueError(f"record_every must be > 0, got {record_every}")
-    if not 0 <= burn_in < t_max:
-        raise ValueError(f"burn_in must be in [0, t_max), got {burn_in}")
+    if not 0 <= warmup < t_end:
+        raise ValueError(f"warmup must be in [0, t_end), got {warmup}")
     system = solution.system
     edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
     n_i, n_j = system.n_classes, system.n_pools
@@ -450,10 +483,10 @@ def simulate(
         queue_level=queue_level,
     )
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]], dtype=float)
-    class_ptr, class_edges = _csr(edges[:, 0], n_i)
-    pool_ptr, pool_edges = _csr(edges[:, 1], n_j)
+    class_ptr, class_edges = grouped_edges(edges[:, 0], n_i)
+    pool_ptr, pool_edges = grouped_edges(edges[:, 1], n_j)
     target = r * (solution.class_occupancy + float(queue_level))
-    n_rec = int(np.floor(t_max / record_every * (1 + 1e-12))) + 1
+    n_rec = int(np.floor(t_end / record_every * (1 + 1e-12))) + 1
     out_dev = np.zeros((n_rec, n_i))
     acc_mean = np.zeros(n_i)
     acc_outer = np.zeros((n_i, n_i))
@@ -480,9 +513,9 @@ def simulate(
         q,
         target,
         1.0 / np.sqrt(r),
-        float(t_max),
+        float(t_end),
         float(record_every),
-        float(burn_in),
+        float(warmup),
         bool(check),
         out_dev,
         acc_mean,
@@ -493,7 +526,7 @@ def simulate(
         departures,
     )
     wall = time.perf_counter() - start
-    span = float(t_max) - float(burn_in)
+    span = float(t_end) - float(warmup)
     mean = acc_mean / span
     second = acc_outer / span
     busy = np.zeros((n_i, n_j), dtype=np.int64)
@@ -501,13 +534,13 @@ def simulate(
     x_end = busy.sum(axis=1) + q
     if not np.array_equal(x_end, x0 + arrivals - departures):
         raise RuntimeError(
-            f"conservation broken: X(t_max) = {x_end} but X(0) + arrivals - departures = "
+            f"conservation broken: X(t_end) = {x_end} but X(0) + arrivals - departures = "
             f"{x0 + arrivals - departures}"
         )
     return SimulationRun(
         r=r,
-        t_max=float(t_max),
-        burn_in=float(burn_in),
+        t_end=float(t_end),
+        warmup=float(warmup),
         seed=int(seed),
         keys=tuple(keys),
         times=np.arange(n_rec) * float(record_every),
