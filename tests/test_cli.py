@@ -1,5 +1,6 @@
 """The `queue-routing` command: its JSON contract and its one-line error paths."""
 
+import argparse
 import json
 import subprocess
 import sys
@@ -313,3 +314,74 @@ def test_deadlines_overloaded_pure_routing_is_rejected(capsys, monkeypatch):
         capsys, "deadlines", "evaluate", "-", "--policy", "io", stdin=bad, monkeypatch=monkeypatch
     )
     assert code == 1 and out == "" and "deficit" in err
+
+
+# -- conventions: --version, -o/--output, --help ---------------------------------------------
+def test_version(capsys):
+    from queue_routing import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"queue-routing {__version__}"
+
+
+def test_output_file_holds_what_stdout_would(capsys, table1_file, tmp_path):
+    code, out, _ = run(capsys, "multiskill", "solve", str(table1_file))
+    target = tmp_path / "out" / "solution.json"
+    code_o, out_o, err_o = run(capsys, "multiskill", "solve", str(table1_file), "-o", str(target))
+    assert code == code_o == 0 and out_o == "" and err_o == ""
+    assert target.read_text() == out
+
+
+def test_output_file_not_written_on_error(capsys, monkeypatch, tmp_path):
+    target = tmp_path / "solution.json"
+    bad = '{"mu": [1, 2], "cost": [1, 1], "eta": [5]}'
+    code, out, err = run(
+        capsys,
+        "multiskill",
+        "solve",
+        "-",
+        "--output",
+        str(target),
+        stdin=bad,
+        monkeypatch=monkeypatch,
+    )
+    assert code == 1 and out == "" and "class set A" in err
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary left behind
+
+
+SUBCOMMANDS = [
+    ("multiskill", "solve"),
+    ("multiskill", "compare"),
+    ("multiskill", "simulate"),
+    ("deadlines", "evaluate"),
+    ("deadlines", "index"),
+    ("serverpools", "analyze"),
+]
+
+
+@pytest.mark.parametrize(("part", "command"), SUBCOMMANDS)
+def test_help_shows_defaults_and_policy_meanings(capsys, monkeypatch, part, command):
+    from queue_routing.cli import _build_parser
+    from queue_routing.deadlines.policies import POLICY_DESCRIPTIONS as DEADLINE_POLICIES
+    from queue_routing.multiskill.simulation import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
+
+    monkeypatch.setenv("COLUMNS", "10000")  # no wrapping (argparse also breaks at hyphens)
+    with pytest.raises(SystemExit) as info:
+        main([part, command, "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--output FILE" in text
+    # every option with a default names it (parser introspection, not a copied list)
+    parser = _build_parser()
+    sub = parser._subparsers._group_actions[0].choices[part]
+    sub = sub._subparsers._group_actions[0].choices[command]
+    for action in sub._actions:
+        if action.option_strings and action.default not in (None, argparse.SUPPRESS):
+            assert f"(default: {action.default})" in text, action.option_strings
+    policies = {"simulate": MULTISKILL_POLICIES, "evaluate": DEADLINE_POLICIES}.get(command, {})
+    if command == "index":
+        policies = {k: DEADLINE_POLICIES[k] for k in ("io", "pi", "rb")}
+    for name, meaning in policies.items():
+        assert f"{name}: {meaning}" in text

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .io import atomic_path
+
 __all__ = ["main"]
 
 
@@ -115,48 +117,103 @@ def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
     return analyze(ServerPoolSystem.from_dict(_read_json(args.instance)))
 
 
+class _HelpWithDefaults(argparse.HelpFormatter):
+    """Appends "(default: X)" to the help of every option that has a default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if action.option_strings and default is not None and default is not argparse.SUPPRESS:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _policy_help(descriptions: dict[str, str]) -> str:
+    return "; ".join(f"{name}: {text}" for name, text in descriptions.items())
+
+
 def _build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .deadlines.policies import INDEX_POLICIES
+    from .deadlines.policies import POLICY_DESCRIPTIONS as DEADLINE_POLICIES
+    from .multiskill.simulation import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
+
     parser = _Parser(
         prog="queue-routing",
-        description="Solvers and simulators for routing in multi-server queueing systems.",
+        description="Solvers and simulators for routing in multi-server queueing systems. "
+        "Every command reads one JSON instance and prints one JSON object.",
     )
+    parser.add_argument("--version", action="version", version=f"queue-routing {__version__}")
     parts = parser.add_subparsers(dest="part", required=True, parser_class=_Parser)
 
-    ms = parts.add_parser("multiskill", help="multi-skilled servers with Bernoulli routing")
-    ms_cmd = ms.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # Options every command has; defaults are shown in every command's --help.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the JSON object to FILE (atomically: complete or not at all) instead of stdout",
+    )
 
-    solve = ms_cmd.add_parser("solve", help="optimal Bernoulli routing (LOAD-OPT)")
-    solve.add_argument("instance", help='JSON file {"mu", "cost", "eta"} or - for stdin')
-    solve.add_argument("--method", choices=["exact", "fixed-point", "generic"], default="exact")
+    def command(group, name: str, text: str, instance_help: str) -> argparse.ArgumentParser:
+        sub = group.add_parser(
+            name,
+            help=text,
+            description=text,
+            parents=[common],
+            formatter_class=_HelpWithDefaults,
+        )
+        sub.add_argument("instance", help=f"{instance_help}, or - for stdin")
+        return sub
+
+    ms = parts.add_parser("multiskill", help="Part A: multi-skilled servers, Bernoulli routing")
+    ms_cmd = ms.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ms_instance = 'JSON file {"mu": [mu_0..mu_C], "cost": [c_0..c_C], "eta": [eta_1..eta_C]}'
+
+    solve = command(ms_cmd, "solve", "optimal Bernoulli routing (LOAD-OPT)", ms_instance)
+    solve.add_argument(
+        "--method",
+        choices=["exact", "fixed-point", "generic"],
+        default="exact",
+        help="exact: our exact solver; fixed-point: the paper's Algorithm 1; generic: scipy "
+        "L-BFGS-B on the routing probabilities",
+    )
     solve.add_argument(
         "--update",
         choices=["jacobi", "single"],
         default="jacobi",
-        help="Algorithm 1 update rule (fixed-point only)",
+        help="Algorithm 1 update rule (fixed-point only): jacobi moves every misclassified "
+        "class at once, single one class chosen at random",
     )
     solve.add_argument(
         "--init",
         choices=["dedicated", "both", "shared", "random"],
         default="dedicated",
-        help="Algorithm 1 initial partition",
+        help="Algorithm 1 initial partition (fixed-point only): every class in C_d, C_b, "
+        "C_0, or a random partition",
     )
     solve.add_argument(
         "--seed", type=int, default=0, help="seed for --init random and --update single"
     )
     solve.set_defaults(func=_multiskill_solve)
 
-    cmp_ = ms_cmd.add_parser("compare", help="cost of multi-skilled vs no/all sharing")
-    cmp_.add_argument("instance", help="JSON instance file or - for stdin")
+    cmp_ = command(ms_cmd, "compare", "cost of multi-skilled vs no / all sharing", ms_instance)
     cmp_.set_defaults(func=_multiskill_compare)
 
-    sim = ms_cmd.add_parser("simulate", help="mean holding cost of a routing policy, simulated")
-    sim.add_argument("instance", help="JSON instance file or - for stdin")
-    sim.add_argument("--policy", choices=["bernoulli", "jsq", "led", "io", "pi"], required=True)
+    sim = command(
+        ms_cmd, "simulate", "mean holding cost of a routing policy, simulated", ms_instance
+    )
+    sim.add_argument(
+        "--policy",
+        choices=list(MULTISKILL_POLICIES),
+        required=True,
+        help=_policy_help(MULTISKILL_POLICIES),
+    )
     sim.add_argument(
         "--horizon",
         type=float,
         default=1000.0,
-        help="measured time per replication (time units; warm-up 10%% more)",
+        help="measured time per replication (time units), after a warm-up of 10%% of it",
     )
     sim.add_argument(
         "--replications",
@@ -164,7 +221,7 @@ def _build_parser() -> argparse.ArgumentParser:
         default=10,
         help="independent replications for the 95%% confidence interval",
     )
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=int, default=0, help="root seed of the random streams")
     sim.add_argument(
         "--start",
         choices=["bernoulli", "empty"],
@@ -172,39 +229,68 @@ def _build_parser() -> argparse.ArgumentParser:
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
     sim.set_defaults(func=_multiskill_simulate)
-    dl = parts.add_parser("deadlines", help="admission and routing of soft real-time jobs")
+
+    dl = parts.add_parser("deadlines", help="Part B: soft real-time jobs on multiclusters")
     dl_cmd = dl.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    ev = dl_cmd.add_parser("evaluate", help="cost, rejection and miss rates of a policy")
-    ev.add_argument("instance", help="JSON instance file or - for stdin")
-    ev.add_argument("--policy", choices=["bs", "io", "pi", "rb", "optimal"], required=True)
-    ev.add_argument("--method", choices=["exact", "simulation"], default="exact")
+    dl_instance = (
+        'JSON file {"arrival_rate", "servers", "service_rates", "rejection_cost", "deadline"}'
+    )
+    ev = command(dl_cmd, "evaluate", "cost, rejection and miss rates of a policy", dl_instance)
+    ev.add_argument(
+        "--policy",
+        choices=list(DEADLINE_POLICIES),
+        required=True,
+        help=_policy_help(DEADLINE_POLICIES),
+    )
+    ev.add_argument(
+        "--method",
+        choices=["exact", "simulation"],
+        default="exact",
+        help="exact: the truncated Markov chain (up to 3 clusters); simulation: 95%% CI",
+    )
     ev.add_argument(
         "--truncation",
         type=int,
         default=None,
-        help="exact: jobs per cluster kept in the truncated chain (default 60/30)",
+        help="exact: jobs per cluster kept in the truncated chain (default: 60 for up to two "
+        "clusters, 30 for three)",
     )
     ev.add_argument(
-        "--horizon", type=float, default=20000.0, help="simulation: measured time per replication"
+        "--horizon",
+        type=float,
+        default=20000.0,
+        help="simulation: measured time per replication (time units), after a warm-up of "
+        "10%% of it",
     )
-    ev.add_argument("--replications", type=int, default=10)
     ev.add_argument(
-        "--table-size", type=int, default=400, help="simulation: index table length per cluster"
+        "--replications", type=int, default=10, help="simulation: independent replications"
     )
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument(
+        "--table-size",
+        type=int,
+        default=400,
+        help="simulation: index table length per cluster (beyond it a cluster counts as full)",
+    )
+    ev.add_argument("--seed", type=int, default=0, help="simulation: root seed")
     ev.set_defaults(func=_deadlines_evaluate)
-    ix = dl_cmd.add_parser("index", help="index function of one cluster")
-    ix.add_argument("instance", help="JSON instance file or - for stdin")
-    ix.add_argument("--policy", choices=["io", "pi", "rb"], required=True)
+    ix = command(dl_cmd, "index", "index function of one cluster", dl_instance)
+    ix.add_argument(
+        "--policy",
+        choices=list(INDEX_POLICIES),
+        required=True,
+        help=_policy_help({k: DEADLINE_POLICIES[k] for k in INDEX_POLICIES}),
+    )
     ix.add_argument("--cluster", type=int, required=True, help="cluster number, from 1")
     ix.add_argument("--upto", type=int, required=True, help="largest number of jobs x")
     ix.set_defaults(func=_deadlines_index)
 
-    sp = parts.add_parser("serverpools", help="large flexible server pools under LQFS-LB")
+    sp = parts.add_parser("serverpools", help="Part C: large flexible server pools (LQFS-LB)")
     sp_cmd = sp.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    ana = sp_cmd.add_parser("analyze", help="static planning LP and local fluid stability")
-    ana.add_argument(
-        "instance", help='JSON {"arrival_rates", "pool_sizes", "activities"} or - for stdin'
+    ana = command(
+        sp_cmd,
+        "analyze",
+        "static planning LP and local stability of the fluid equilibrium",
+        'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}',
     )
     ana.set_defaults(func=_serverpools_analyze)
     return parser
@@ -225,8 +311,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             msg = "--" + argument.replace("_", "-") + msg[len(argument) :]
         print(f"queue-routing: error: {msg}", file=sys.stderr)
         return 1
-    json.dump(_finite_or_none(out), sys.stdout, allow_nan=False)
-    sys.stdout.write("\n")
+    text = json.dumps(_finite_or_none(out), allow_nan=False) + "\n"
+    if args.output is not None:
+        with atomic_path(args.output) as tmp:
+            tmp.write_text(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

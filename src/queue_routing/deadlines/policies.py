@@ -41,6 +41,7 @@ __all__ = [
     "INDEX_POLICIES",
     "METHODS",
     "POLICIES",
+    "POLICY_DESCRIPTIONS",
     "IndexTable",
     "PolicyError",
     "evaluate",
@@ -59,6 +60,14 @@ __all__ = [
 #: * ``"optimal"``: the average-cost optimal policy of the truncated chain (relative value
 #:   iteration; exact evaluation of two clusters only).
 POLICIES = ("bs", "io", "pi", "rb", "optimal")
+#: One line on each policy (the CLI's help shows them).
+POLICY_DESCRIPTIONS = {
+    "bs": "optimal Bernoulli splitting (static random rejection and routing)",
+    "io": "index policy, index = the job's own miss probability",
+    "pi": "index policy of one policy-improvement step from Bernoulli splitting",
+    "rb": "index policy of the restless-bandit (Whittle-type) index",
+    "optimal": "the optimal policy of the truncated chain (two clusters, exact only)",
+}
 #: The policies given by an index table.
 INDEX_POLICIES = ("io", "pi", "rb")
 #: How :func:`evaluate` evaluates a policy.

@@ -42,6 +42,7 @@ from .model import Instance
 
 __all__ = [
     "POLICIES",
+    "POLICY_DESCRIPTIONS",
     "SimulationResult",
     "alias_table",
     "arrival_rates",
@@ -53,6 +54,15 @@ __all__ = [
 
 #: The routing policies, in the order the spec lists them.
 POLICIES = ("bernoulli", "jsq", "led", "io", "pi")
+#: One line on each policy (the CLI's help shows them).
+POLICY_DESCRIPTIONS = {
+    "bernoulli": "optimal Bernoulli routing (the exact solver's probabilities)",
+    "jsq": "join the shorter of the two queues",
+    "led": "least expected delay, index (x_j + 1)/mu_j",
+    "io": "the job's own holding cost, index c_j (x_j + 1)/mu_j",
+    "pi": "one policy-improvement step from optimal Bernoulli, index "
+    "c_j (x_j + 1)/(mu_j - lambda_j*)",
+}
 
 _MAX_STEPS = 2**62
 
