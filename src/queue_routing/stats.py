@@ -7,7 +7,7 @@ import math
 import numpy as np
 from scipy import stats
 
-__all__ = ["t_half_width"]
+__all__ = ["Replicated", "t_half_width"]
 
 
 def t_half_width(samples, confidence: float = 0.95):
@@ -25,3 +25,26 @@ def t_half_width(samples, confidence: float = 0.95):
             / math.sqrt(r)
         )
     return float(hw) if np.ndim(hw) == 0 else hw
+
+
+class Replicated:
+    """Mixin of the simulation results: the number of replications and the standard error.
+
+    A result class that holds the per-replication costs in ``replication_costs`` (shape
+    ``(R,)``) and their mean in ``cost`` gets :attr:`replications` and
+    :attr:`standard_error`; its ``ci95`` is ``t_{0.975, R-1}`` times the standard error
+    (:func:`t_half_width`).
+    """
+
+    replication_costs: np.ndarray
+
+    @property
+    def replications(self) -> int:
+        """R, the number of independent replications."""
+        return int(self.replication_costs.size)
+
+    @property
+    def standard_error(self) -> float:
+        """Standard error of the mean cost: sample sd of the replications over sqrt(R)."""
+        r = self.replication_costs
+        return float(np.std(r, ddof=1) / math.sqrt(r.size))

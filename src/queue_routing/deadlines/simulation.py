@@ -61,7 +61,7 @@ from numba import njit
 
 from ..checks import nonnegative_int, replication_count, time_length
 from ..seeding import seed_sequence
-from ..stats import t_half_width
+from ..stats import Replicated, t_half_width
 from .model import Deadline, Instance
 
 __all__ = [
@@ -297,7 +297,7 @@ def _kernel(
 
 # -- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(Replicated):
     """Simulated cost of one policy on one multicluster instance (95% t intervals).
 
     Every rate is per unit time over the measured ``horizon``; every ``*_ci95`` is the
@@ -365,16 +365,6 @@ class SimulationResult:
     warmup: float
     seed: int
     keys: tuple = ()
-
-    @property
-    def replications(self) -> int:
-        return int(self.replication_costs.size)
-
-    @property
-    def standard_error(self) -> float:
-        """Standard error of :attr:`cost`: sample sd of the replications over sqrt(R)."""
-        r = self.replication_costs
-        return float(np.std(r, ddof=1) / math.sqrt(r.size))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",

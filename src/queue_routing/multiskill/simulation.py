@@ -26,7 +26,6 @@ weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +35,7 @@ from numba import njit
 
 from ..checks import nonnegative_int, replication_count, time_length
 from ..seeding import seed_sequence
-from ..stats import t_half_width
+from ..stats import Replicated, t_half_width
 from .exact import solve_exact
 from .model import Instance
 
@@ -252,7 +251,7 @@ def _step_counts(lam: float, horizon: float, warmup: float) -> tuple[int, int]:
 
 # -- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(Replicated):
     """Simulated mean holding cost of one policy on one instance.
 
     Attributes
@@ -302,16 +301,6 @@ class SimulationResult:
     warmup: float
     seed: int
     keys: tuple = ()
-
-    @property
-    def replications(self) -> int:
-        return int(self.replication_costs.size)
-
-    @property
-    def standard_error(self) -> float:
-        """Standard error of :attr:`cost`: sample sd of the replications over sqrt(R)."""
-        r = self.replication_costs
-        return float(np.std(r, ddof=1) / math.sqrt(r.size))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``cost``, ``ci95``, ``per_server_mean_jobs``."""
