@@ -45,6 +45,13 @@ def _read_json(source: str) -> Any:
         raise CliError(f"{where} is not valid JSON: {exc}") from None
 
 
+def _terminal_progress(total: int | None, label: str, unit: str = "replication"):
+    """A status line on stderr when it is a terminal; silent otherwise (pipes, files, CI)."""
+    from .progress import Progress
+
+    return Progress(total, label, unit=unit, stream=sys.stderr)
+
+
 def _finite_or_none(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None
@@ -76,21 +83,29 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
 
     if not args.horizon > 0:
         raise CliError(f"--horizon must be > 0, got {args.horizon}")
+    instance = Instance.from_dict(_read_json(args.instance))
+    progress = _terminal_progress(args.replications, f"simulating {args.policy}")
     return simulate(
-        Instance.from_dict(_read_json(args.instance)),
+        instance,
         args.policy,
         horizon=args.horizon,
         replications=args.replications,
         seed=args.seed,
         start=args.start,
+        progress=progress,
     ).to_dict()
 
 
 def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from .deadlines import Instance, evaluate
 
+    instance = Instance.from_dict(_read_json(args.instance))
+    if args.method == "simulation":
+        progress = _terminal_progress(args.replications, f"simulating {args.policy}")
+    else:  # only the optimal policy iterates (relative value iteration)
+        progress = _terminal_progress(None, "relative value iteration", unit="iteration")
     return evaluate(
-        Instance.from_dict(_read_json(args.instance)),
+        instance,
         args.policy,
         method=args.method,
         truncation=args.truncation,
@@ -99,6 +114,7 @@ def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
         table_size=args.table_size,
         seed=args.seed,
         keys=("cli", args.policy),
+        progress=progress,
     ).to_dict()
 
 

@@ -32,6 +32,13 @@ localrules:
     deadlines_all,
 
 
+def sweep_values(wildcards):
+    """The sweep lists one two-cluster job reads (``distribution`` is crossed with the
+    arrival rates), so that adding a value to one sweep reruns only that sweep's job."""
+    keys = ["distribution", "arrival_rate"] if wildcards.sweep == "distribution" else []
+    return {key: DL["sweeps"][key] for key in keys or [wildcards.sweep]}
+
+
 rule deadlines_two_cluster:
     output:
         table="results/deadlines/deadlines_two_cluster/{sweep}.csv",
@@ -45,7 +52,7 @@ rule deadlines_two_cluster:
         mem_mb=2000,
     params:
         base=DL["base"],
-        sweeps=DL["sweeps"],
+        sweeps=sweep_values,
         truncation=DL["exact"]["truncation"],
         tol=DL["exact"]["tol"],
     message:
@@ -107,8 +114,12 @@ rule deadlines_large:
         mem_mb=2000,
     params:
         seed=config["seed"],
-        base=DL["base"],
-        large=DL["large"],
+        rejection_cost=DL["base"]["rejection_cost"],
+        deadline=DL["base"]["deadline"],
+        mean_deadline=DL["base"]["mean_deadline"],
+        uniform_spread=DL["base"]["uniform_spread"],
+        # every key of the large block but the list of sizes (one job per size)
+        large={key: value for key, value in DL["large"].items() if key != "clusters"},
     message:
         "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters"
     script:

@@ -349,7 +349,10 @@ rule multiskill_simulate:
         mem_mb=1000,
     params:
         seed=config["seed"],
-        simulation=MS["simulation"],
+        policies=MS["simulation"]["policies"],
+        horizon=MS["simulation"]["horizon"],
+        warmup=MS["simulation"]["warmup"],
+        replications=MS["simulation"]["replications"],
     message:
         "Part A: simulating the routing policies on the C={wildcards.n_classes} instances"
     script:
@@ -369,7 +372,11 @@ rule multiskill_simulate_table1:
         mem_mb=1000,
     params:
         seed=config["seed"],
-        simulation=MS["simulation"],
+        policies=MS["simulation"]["policies"],
+        horizon=MS["simulation"]["table1_horizon"],
+        warmup=MS["simulation"]["warmup"],
+        replications=MS["simulation"]["replications"],
+        load_factors=MS["simulation"]["table1_load_factors"],
     message:
         "Part A: simulating the routing policies on Table 1 with scaled loads"
     script:

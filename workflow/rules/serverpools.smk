@@ -121,7 +121,10 @@ rule serverpools_stochastic:
         mem_mb=2000,
     params:
         seed=config["seed"],
-        stochastic=SP["stochastic"],
+        t_end=SP["stochastic"]["t_end"],
+        warmup=SP["stochastic"]["warmup"],
+        record_every=SP["stochastic"]["record_every"],
+        replications=SP["stochastic"]["replications"],
     message:
         "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}"
     script:

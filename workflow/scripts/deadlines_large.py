@@ -7,15 +7,15 @@ from queue_routing.pipeline import run_script
 
 def main(snakemake):
     p, n = snakemake.params, int(snakemake.wildcards.n)
-    base, large = p.base, p.large
+    large = p.large
     instance = large_instance(
         p.seed,
         n,
         servers_range=large["servers_range"],
         rate_range=large["rate_range"],
         load=large["load"],
-        rejection_cost=base["rejection_cost"],
-        deadline=deadline_dict(base["deadline"], base["mean_deadline"], base["uniform_spread"]),
+        rejection_cost=p.rejection_cost,
+        deadline=deadline_dict(p.deadline, p.mean_deadline, p.uniform_spread),
     )
     table = large_system(
         instance,

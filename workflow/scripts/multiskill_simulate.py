@@ -7,23 +7,22 @@ from queue_routing.pipeline import run_script
 
 
 def main(snakemake):
-    sim = snakemake.params.simulation
+    p = snakemake.params
     common = {
-        "policies": sim["policies"],
-        "warmup": sim["warmup"],
-        "replications": sim["replications"],
-        "seed": snakemake.params.seed,
+        "policies": p.policies,
+        "horizon": p.horizon,
+        "warmup": p.warmup,
+        "replications": p.replications,
+        "seed": p.seed,
     }
     if snakemake.rule == "multiskill_simulate_table1":
-        rows = table1_load_sweep(
-            sim["table1_load_factors"], horizon=sim["table1_horizon"], **common
-        )
+        rows = table1_load_sweep(p.load_factors, **common)
         for f in rows.attrs.get("skipped", []):
             print(f"load factor {f}: unstable, skipped")
     else:
         data = read_json(snakemake.input.instances)
         instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
-        rows = policy_simulation_rows(instances, horizon=sim["horizon"], tag="random", **common)
+        rows = policy_simulation_rows(instances, tag="random", **common)
     write_table(rows, snakemake.output.rows)
 
 

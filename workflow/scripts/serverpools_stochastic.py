@@ -9,16 +9,16 @@ from queue_routing.serverpools.instances import example_system
 
 def main(snakemake):
     example = snakemake.wildcards.example
-    p = snakemake.params.stochastic
+    p = snakemake.params
     trace, summary = stochastic_runs(
         example,
         solve_spp(example_system(example)),
         int(snakemake.wildcards.r),
-        t_end=p["t_end"],
-        warmup=p["warmup"],
-        record_every=p["record_every"],
-        replications=p["replications"],
-        seed=snakemake.params.seed,
+        t_end=p.t_end,
+        warmup=p.warmup,
+        record_every=p.record_every,
+        replications=p.replications,
+        seed=p.seed,
     )
     write_table(trace, snakemake.output.trace)
     write_table(summary, snakemake.output.summary)

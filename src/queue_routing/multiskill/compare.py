@@ -30,6 +30,7 @@ from scipy.optimize import brentq
 
 from .exact import solve_exact, solve_exact_batch
 from .model import Instance, holding_cost, stability_margin
+from .result import warn_if_imprecise
 
 __all__ = [
     "FIG4_COST",
@@ -218,8 +219,11 @@ def compare(instance: Instance) -> dict[str, Any]:
     """
     shared = all_sharing(instance, "multiskilled")
     same = all_sharing(instance, "same")
+    optimum = solve_exact(instance)
+    loads = [optimum.loads] + [m.loads for m in (shared, same) if m is not None]
+    warn_if_imprecise(np.concatenate(loads), "the costs (and their comparison)")
     return {
-        "multiskilled": solve_exact(instance).cost,
+        "multiskilled": optimum.cost,
         "no_sharing": no_sharing_cost(instance),
         "all_sharing": None if shared is None else shared.cost,
         "all_sharing_same_costs": None if same is None else same.cost,

@@ -6,11 +6,13 @@ model's (loads dimensionless, costs = mean holding cost per unit time).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..progress import Progress
 from ..seeding import rng_for
 from .exact import solve_exact
 from .fixed_point import fixed_point, initial_partition
@@ -31,6 +33,8 @@ __all__ = [
     "table1_trajectories",
     "two_class_tables",
 ]
+
+log = logging.getLogger(__name__)
 
 _SET_NAMES = {DEDICATED: "C_d", BOTH: "C_b", SHARED: "C_0"}
 
@@ -383,6 +387,10 @@ def policy_simulation_rows(
     from .simulation import simulate
 
     rows = []
+    instances = list(instances)
+    progress = Progress(
+        len(instances) * len(policies) * int(replications), f"{tag} instances", logger=log
+    )
     for index, inst in instances:
         exact = solve_exact(inst)
         base = exact.cost
@@ -396,6 +404,7 @@ def policy_simulation_rows(
                 seed=seed,
                 keys=(tag, inst.n_classes, index),
                 start="bernoulli",
+                progress=progress,
             )
             rows.append(
                 {

@@ -27,6 +27,7 @@ weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -337,6 +338,7 @@ def simulate(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    progress: Callable[[], Any] | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
 
@@ -376,6 +378,9 @@ def simulate(
         Replication ``r`` draws from ``seed_sequence(seed, "multiskill-sim", *keys, policy,
         r)``, which seeds numba's generator inside the kernel; the same arguments reproduce the
         result bit for bit.
+    progress:
+        Called with no argument after each replication (e.g. a
+        :class:`~queue_routing.progress.Progress`); ``None`` for silence.
     start:
         ``"empty"``, or ``"bernoulli"``: independent geometric counts with the optimal
         Bernoulli loads, i.e. the exact stationary law under optimal Bernoulli routing (no
@@ -424,6 +429,8 @@ def simulate(
             _kernel_seed(seed, keys, policy, r), start_loads,
         )  # fmt: skip
         events += int(ev)
+        if progress is not None:
+            progress()
     costs = means @ instance.cost
     wall = time.perf_counter() - t0
     per_server = means.mean(axis=0)

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .exact import solve_exact
 from .model import Instance
-from .result import Solution
+from .result import Solution, warn_if_imprecise
 
 __all__ = ["METHODS", "solve"]
 
@@ -53,6 +55,12 @@ def solve(instance: Instance, method: str = "exact", **options: Any) -> Solution
         For an unknown method, an option the method does not take, or ``"closed-form"`` on an
         instance with C != 2 (the message names the argument).
 
+    Warns
+    -----
+    queue_routing.errors.PrecisionWarning
+        When a load is so close to 1 that double precision limits the cost's accuracy
+        (:func:`~.result.precision_limit` above 1e-9, i.e. a load within ~2e-7 of 1).
+
     Examples
     --------
     Table 1 of the paper: the exact optimum and Algorithm 1 (single-class updates, started
@@ -77,23 +85,27 @@ def solve(instance: Instance, method: str = "exact", **options: Any) -> Solution
     """
     if method == "exact":
         _no_options(method, options)
-        return solve_exact(instance)
-    if method == "fixed-point":
+        solution = solve_exact(instance)
+    elif method == "fixed-point":
         from .fixed_point import fixed_point
 
-        return _call(fixed_point, method, instance, options)
-    if method == "generic":
+        solution = _call(fixed_point, method, instance, options)
+    elif method == "generic":
         from .generic import solve_generic
 
         options = dict(options)
         solver = options.pop("solver", "L-BFGS-B")
-        return _call(solve_generic, method, instance, {"method": solver, **options})
-    if method == "closed-form":
+        solution = _call(solve_generic, method, instance, {"method": solver, **options})
+    elif method == "closed-form":
         from .two_class import solve_two_class
 
         _no_options(method, options)
-        return solve_two_class(instance).to_solution()
-    raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+        solution = solve_two_class(instance).to_solution()
+    else:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if np.all(solution.loads < 1.0):
+        warn_if_imprecise(solution.loads)
+    return solution
 
 
 def _no_options(method: str, options: dict[str, Any]) -> None:
