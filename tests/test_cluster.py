@@ -1,7 +1,7 @@
 """The smoke pipeline through the SLURM profile on a real (single-node) SLURM cluster.
 
 Start the cluster first, as root: ``tools/slurm-single-node start`` (``.ci/run`` does). The
-test submits the smoke config with ``--profile workflow/profiles/slurm`` and checks that
+test submits the smoke config with ``--profile profiles/slurm`` and checks that
 
 * every rule that is not a local rule ran as a SLURM job, and SLURM (through ``squeue``,
   no accounting database) reports each of those jobs COMPLETED;
@@ -27,7 +27,7 @@ from _workflow import ROOT, SMOKE, digests, run_snakemake
 
 pytestmark = pytest.mark.cluster
 
-PROFILE = ROOT / "workflow" / "profiles" / "slurm"
+PROFILE = ROOT / "profiles" / "slurm"
 
 
 def slurm_unavailable_reason():
@@ -68,7 +68,8 @@ def slurm():
 def local_rules():
     """Rule names listed under ``localrules:`` in the workflow's files."""
     names = set()
-    for path in [ROOT / "workflow" / "Snakefile", *sorted(ROOT.glob("workflow/rules/*.smk"))]:
+    snakefiles = [ROOT / "Snakefile", ROOT / "workflow" / "Snakefile"]
+    for path in [*snakefiles, *sorted(ROOT.glob("workflow/rules/*.smk"))]:
         for block in re.findall(r"^localrules:\n((?:    \w+,?\n)+)", path.read_text(), re.M):
             names.update(re.findall(r"\w+", block))
     return names

@@ -28,7 +28,7 @@ def test_snakemake_lint_is_clean():
 
 
 def test_snakefmt_is_clean():
-    proc = run(tool("snakefmt"), "--check", "workflow/Snakefile", "workflow/rules")
+    proc = run(tool("snakefmt"), "--check", "Snakefile", "workflow/Snakefile", "workflow/rules")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

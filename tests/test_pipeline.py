@@ -3,11 +3,16 @@
 import html
 import json
 import re
+import subprocess
 
+import numpy as np
 import pytest
 import yaml
+from snakemake.utils import update_config
 
-from _workflow import SMOKE, digests, run_snakemake
+import queue_routing
+from _workflow import ROOT, SMOKE, digests, run_snakemake
+from queue_routing.provenance import config_digest, git_state
 
 MULTISKILL_TABLES = [
     "results/multiskill/multiskill_iteration_table/iterations.csv",
@@ -183,6 +188,10 @@ def test_report_is_self_contained_with_every_figure_and_its_caption(smoke_run, t
     default = yaml.safe_load((SMOKE.parent / "default.yaml").read_text())
     seed = yaml.safe_load(SMOKE.read_text()).get("seed", default["seed"])
     assert f"Root seed {seed}" in text  # the workflow description renders the config
+    # the provenance record is a report item, and its caption shows the record itself
+    assert "filename=provenance.json;" in text
+    record = json.loads((smoke_run / "results" / "provenance.json").read_text())
+    assert record["config_sha256"] in text
 
 
 def test_pipeline_figures_carry_no_timestamps(smoke_run):
@@ -193,3 +202,55 @@ def test_pipeline_figures_carry_no_timestamps(smoke_run):
         data = png.read_bytes()
         assert b"tIME" not in data, png.name  # the PNG time chunk
         assert b"Creation Time" not in data and b"date:" not in data, png.name
+
+
+def smoke_config():
+    """The merged config of the smoke run, merged as Snakemake merges config files."""
+    config = yaml.safe_load((SMOKE.parent / "default.yaml").read_text())
+    update_config(config, yaml.safe_load(SMOKE.read_text()))
+    return config
+
+
+def test_provenance_records_the_run(smoke_run):
+    """results/provenance.json: code, environment and config of the run (not byte-stable,
+    hence excluded from ``digests``)."""
+    record = json.loads((smoke_run / "results" / "provenance.json").read_text())
+    assert record["config_sha256"] == config_digest(smoke_config())
+    # the checkout the workflow ran from (HEAD may have moved on since: allow descendants)
+    now = git_state(ROOT)
+    if now["commit"] == "unknown":
+        assert record["git"] == now
+    else:
+        assert re.fullmatch(r"[0-9a-f]{40}", record["git"]["commit"])
+        assert isinstance(record["git"]["dirty"], bool)
+        ancestor = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", record["git"]["commit"], "HEAD"],
+            cwd=ROOT,
+            check=False,
+        )
+        assert ancestor.returncode == 0, record["git"]
+    assert record["package"] == {"name": "queue-routing", "version": queue_routing.__version__}
+    assert record["libraries"]["numpy"] == np.__version__
+    assert set(record["libraries"]) == {
+        "numpy", "scipy", "numba", "pandas", "matplotlib", "snakemake"
+    }  # fmt: skip
+    assert record["python"] and record["platform"]["system"]
+    assert "results/provenance.json" not in digests(smoke_run)
+
+
+def test_provenance_is_rewritten_when_and_only_when_its_record_changes(smoke_run):
+    """The rule's param is the expected record: an unchanged setting leaves nothing to do,
+    another config (here another seed) makes Snakemake rewrite the file."""
+    target = "results/provenance.json"
+    # bring the record up to date first: a commit made since the smoke run changes it
+    run_snakemake(smoke_run, target, "--configfile", str(SMOKE), cores=1)
+    same = run_snakemake(smoke_run, target, "-n", "--configfile", str(SMOKE), cores=None)
+    assert "Nothing to be done" in same.stdout + same.stderr
+    seed = smoke_config()["seed"] + 1
+    other = run_snakemake(
+        smoke_run, target, "-n", "--configfile", str(SMOKE), "--config", f"seed={seed}",
+        cores=None,
+    )  # fmt: skip
+    output = other.stdout + other.stderr
+    assert "params have changed since last execution" in output
+    assert re.search(r"^provenance\s+1$", output, re.M), output[-2000:]

@@ -32,13 +32,6 @@ localrules:
     deadlines_all,
 
 
-def sweep_values(wildcards):
-    """The sweep lists one two-cluster job reads (``distribution`` is crossed with the
-    arrival rates), so that adding a value to one sweep reruns only that sweep's job."""
-    keys = ["distribution", "arrival_rate"] if wildcards.sweep == "distribution" else []
-    return {key: DL["sweeps"][key] for key in keys or [wildcards.sweep]}
-
-
 rule deadlines_two_cluster:
     output:
         table="results/deadlines/deadlines_two_cluster/{sweep}.csv",
@@ -52,7 +45,7 @@ rule deadlines_two_cluster:
         mem_mb=2000,
     params:
         base=DL["base"],
-        sweeps=sweep_values,
+        sweeps=deadlines_sweep_values,
         truncation=DL["exact"]["truncation"],
         tol=DL["exact"]["tol"],
     message:
