@@ -165,8 +165,10 @@ def test_simulate_contract_and_reproducibility(capsys, table1_file):
     ("extra", "code", "needle"),
     [
         (["--policy", "random"], 2, "invalid choice"),
-        (["--policy", "jsq", "--horizon", "0"], 1, "--horizon must be > 0"),
-        (["--policy", "jsq", "--replications", "1"], 1, "replications must be >= 2"),
+        (["--policy", "jsq", "--horizon", "0"], 2, "argument --horizon: must be finite and > 0"),
+        (["--policy", "jsq", "--horizon", "nan"], 2, "argument --horizon: must be finite"),
+        (["--policy", "jsq", "--replications", "1"], 2, "argument --replications: must be >= 2"),
+        (["--policy", "jsq", "--seed", "-3"], 2, "argument --seed: must be >= 0"),
     ],
 )
 def test_simulate_bad_arguments(capsys, table1_file, extra, code, needle):
@@ -303,9 +305,28 @@ def test_deadlines_io_index_is_the_miss_probability(capsys, deadlines_file):
     ],
 )
 def test_deadlines_bad_arguments(capsys, deadlines_file, argv, needle):
+    # an option that does not fit the instance is a usage error (exit 2), like a bad value
     cmd, *rest = argv
     code, out, err = run(capsys, "deadlines", cmd, str(deadlines_file), *rest)
-    assert code == 1 and out == "" and err.count("\n") == 1 and needle in err
+    assert code == 2 and out == "" and err.count("\n") == 1 and needle in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["index", "--policy", "pi", "--cluster", "0", "--upto", "4"],
+        ["index", "--policy", "pi", "--cluster", "1", "--upto", "-1"],
+        ["evaluate", "--policy", "pi", "--truncation", "0"],
+        ["evaluate", "--policy", "pi", "--method", "simulation", "--table-size", "0"],
+        ["evaluate", "--policy", "pi", "--replications", "x"],
+    ],
+)
+def test_deadlines_bad_option_values_are_usage_errors(capsys, deadlines_file, argv):
+    cmd, *rest = argv
+    with pytest.raises(SystemExit) as info:
+        main(["deadlines", cmd, str(deadlines_file), *rest])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1 and "argument --" in err
 
 
 def test_deadlines_overloaded_pure_routing_is_rejected(capsys, monkeypatch):

@@ -8,14 +8,19 @@ with a non-zero exit status (2 for usage errors, 1 for bad or unstable instances
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_path
+from .io import atomic_path, remove_live_temporaries
+from .signals import Interrupted, SignalExit, exit_status
 
 __all__ = ["main"]
 
@@ -81,8 +86,6 @@ def _multiskill_compare(args: argparse.Namespace) -> dict[str, Any]:
 def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
     from .multiskill import Instance, simulate
 
-    if not args.horizon > 0:
-        raise CliError(f"--horizon must be > 0, got {args.horizon}")
     instance = Instance.from_dict(_read_json(args.instance))
     progress = _terminal_progress(args.replications, f"simulating {args.policy}")
     return simulate(
@@ -131,6 +134,32 @@ def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
     from .serverpools import ServerPoolSystem, analyze
 
     return analyze(ServerPoolSystem.from_dict(_read_json(args.instance)))
+
+
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low`` (a usage error, exit 2, otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_time(text: str) -> float:
+    """An argparse type: a finite duration > 0 (time units)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text}")
+    return value
 
 
 class _HelpWithDefaults(argparse.HelpFormatter):
@@ -209,7 +238,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "C_0, or a random partition",
     )
     solve.add_argument(
-        "--seed", type=int, default=0, help="seed for --init random and --update single"
+        "--seed",
+        type=_int_at_least(0),
+        default=0,
+        help="seed for --init random and --update single",
     )
     solve.set_defaults(func=_multiskill_solve)
 
@@ -227,17 +259,19 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--horizon",
-        type=float,
+        type=_positive_time,
         default=1000.0,
         help="measured time per replication (time units), after a warm-up of 10%% of it",
     )
     sim.add_argument(
         "--replications",
-        type=int,
+        type=_int_at_least(2),
         default=10,
         help="independent replications for the 95%% confidence interval",
     )
-    sim.add_argument("--seed", type=int, default=0, help="root seed of the random streams")
+    sim.add_argument(
+        "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
+    )
     sim.add_argument(
         "--start",
         choices=["bernoulli", "empty"],
@@ -266,28 +300,31 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--truncation",
-        type=int,
+        type=_int_at_least(1),
         default=None,
         help="exact: jobs per cluster kept in the truncated chain (default: 60 for up to two "
         "clusters, 30 for three)",
     )
     ev.add_argument(
         "--horizon",
-        type=float,
+        type=_positive_time,
         default=20000.0,
         help="simulation: measured time per replication (time units), after a warm-up of "
         "10%% of it",
     )
     ev.add_argument(
-        "--replications", type=int, default=10, help="simulation: independent replications"
+        "--replications",
+        type=_int_at_least(2),
+        default=10,
+        help="simulation: independent replications",
     )
     ev.add_argument(
         "--table-size",
-        type=int,
+        type=_int_at_least(1),
         default=400,
         help="simulation: index table length per cluster (beyond it a cluster counts as full)",
     )
-    ev.add_argument("--seed", type=int, default=0, help="simulation: root seed")
+    ev.add_argument("--seed", type=_int_at_least(0), default=0, help="simulation: root seed")
     ev.set_defaults(func=_deadlines_evaluate)
     ix = command(dl_cmd, "index", "index function of one cluster", dl_instance)
     ix.add_argument(
@@ -296,8 +333,10 @@ def _build_parser() -> argparse.ArgumentParser:
         required=True,
         help=_policy_help({k: DEADLINE_POLICIES[k] for k in INDEX_POLICIES}),
     )
-    ix.add_argument("--cluster", type=int, required=True, help="cluster number, from 1")
-    ix.add_argument("--upto", type=int, required=True, help="largest number of jobs x")
+    ix.add_argument(
+        "--cluster", type=_int_at_least(1), required=True, help="cluster number, from 1"
+    )
+    ix.add_argument("--upto", type=_int_at_least(0), required=True, help="largest number of jobs x")
     ix.set_defaults(func=_deadlines_index)
 
     sp = parts.add_parser("serverpools", help="Part C: large flexible server pools (LQFS-LB)")
@@ -312,27 +351,70 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(kind: str, message: str) -> None:
+    """One line on stderr: ``queue-routing: <kind>: <message>`` (newlines folded)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(f"queue-routing: {kind}: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _say("warning", f"{message} ({category.__name__})")
+
+
+def _write_output(text: str, output: str | None) -> None:
+    if output is not None:
+        with atomic_path(output) as tmp:
+            tmp.write_text(text)
+        return
+    if sys.stdout is None:
+        raise OSError("standard output is closed")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``queue-routing`` console script."""
+    """Entry point of the ``queue-routing`` console script.
+
+    Exit status: 0 on success; 1 for an instance or result the command refuses (one line on
+    stderr); 2 for a usage error (an option's value, or an option that does not fit the
+    instance); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, also inside compiled
+    code, within about a second).
+    """
     parser = _build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "seed", 0) is not None and getattr(args, "seed", 0) < 0:
-        parser.error(f"--seed must be >= 0, got {args.seed}")
-    try:
-        out = args.func(args)
-    except (CliError, ValueError) as exc:
-        msg = " ".join(str(exc).split())  # guarantee a single line
-        argument = getattr(exc, "argument", None)  # a library argument that is also an option
-        if argument and msg.startswith(argument):
-            msg = "--" + argument.replace("_", "-") + msg[len(argument) :]
-        print(f"queue-routing: error: {msg}", file=sys.stderr)
-        return 1
-    text = json.dumps(_finite_or_none(out), allow_nan=False) + "\n"
-    if args.output is not None:
-        with atomic_path(args.output) as tmp:
-            tmp.write_text(text)
-    else:
-        sys.stdout.write(text)
+
+    def forced_exit(signum: int) -> None:  # the main thread is inside a compiled kernel
+        remove_live_temporaries()
+        _say("error", f"interrupted by {signal.Signals(signum).name}")
+
+    with SignalExit(forced_exit) as guard, warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = _one_line_warning
+        try:
+            out = args.func(args)
+            _write_output(json.dumps(_finite_or_none(out), allow_nan=False) + "\n", args.output)
+        except Interrupted as exc:
+            _say("error", f"interrupted by {signal.Signals(exc.signum).name}")
+            guard.done.set()
+            return exit_status(exc.signum)
+        except BrokenPipeError:
+            # The reader went away (``| head``): say so once; nothing more can be written.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _say("error", "standard output was closed before the result was written")
+            return 1
+        except (CliError, ValueError) as exc:
+            msg = " ".join(str(exc).split())  # guarantee a single line
+            argument = getattr(exc, "argument", None)  # a library argument that is an option
+            if argument and msg.startswith(argument):
+                _say("error", "--" + argument.replace("_", "-") + msg[len(argument) :])
+                return 2
+            _say("error", msg)
+            return 1
+        except OSError as exc:  # the output cannot be written (disk full, closed stdout, ...)
+            _say("error", f"cannot write the output: {exc.strerror or exc}")
+            return 1
     return 0
 
 

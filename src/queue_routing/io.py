@@ -6,6 +6,7 @@ interrupted or failed job never leaves a truncated file that looks complete.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -16,7 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_path", "read_json", "write_json", "write_table"]
+__all__ = ["atomic_path", "read_json", "remove_live_temporaries", "write_json", "write_table"]
+
+#: Temporary files of :func:`atomic_path` that exist right now (removed by a forced exit).
+_LIVE: set[str] = set()
 
 
 @contextmanager
@@ -27,12 +31,24 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        _LIVE.add(tmp)
         os.close(fd)
         yield Path(tmp)
         os.replace(tmp, path)
     finally:
-        if tmp is not None and os.path.exists(tmp):
+        if tmp is not None:
+            _LIVE.discard(tmp)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def remove_live_temporaries() -> None:
+    """Delete the temporary files of every :func:`atomic_path` still open (for an exit that
+    cannot unwind, see :mod:`queue_routing.signals`)."""
+    for tmp in list(_LIVE):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _LIVE.discard(tmp)
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -158,7 +158,7 @@ def generator(instance: Instance, policy: str, truncation: int) -> sp.csr_matrix
     return (off - sp.diags(out)).tocsr()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a signal can end a long solve (signals.py)
 def _gauss_seidel(indptr, indices, data, out_rate, pi, tol, max_sweeps):  # pragma: no cover
     """Symmetric Gauss-Seidel on ``pi Q = 0`` in place; returns ``(sweeps, max |pi Q|)``.
 

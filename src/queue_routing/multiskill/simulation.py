@@ -164,7 +164,7 @@ def alias_table(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return threshold, alias
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _simulate_kernel(
     n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps, seed, start_loads
 ):  # pragma: no cover - compiled

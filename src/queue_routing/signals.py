@@ -1,0 +1,99 @@
+"""SIGINT and SIGTERM end any command or job within about a second, even in compiled code.
+
+Python runs a signal handler only between bytecodes of the main thread, so a handler alone
+waits for a compiled (numba) kernel to return: a simulation replication can take minutes.
+:class:`SignalExit` therefore works in two steps:
+
+1. the usual way: a Python handler raises :class:`Interrupted` in the main thread, so code
+   running in Python unwinds normally (``finally`` blocks, atomic outputs cleaned up) and the
+   caller reports one line and exits with status ``128 + signal number`` (130, 143);
+2. the fallback: the signal also wakes a watcher thread (through :func:`signal.set_wakeup_fd`,
+   which the C-level handler writes to at once). If the process is still alive ``grace``
+   seconds later -- the main thread is inside a kernel -- the watcher calls ``on_force`` (one
+   line on stderr or in the log, temporary files removed) and ends the process with
+   :func:`os._exit`. The long kernels are compiled with ``nogil=True`` so that the watcher
+   can run while they do.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+
+__all__ = ["Interrupted", "SignalExit", "exit_status"]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(BaseException):
+    """Raised in the main thread on SIGINT or SIGTERM (a ``BaseException``, like
+    ``KeyboardInterrupt``, so that ``except Exception`` does not swallow it)."""
+
+    def __init__(self, signum: int):
+        self.signum = int(signum)
+        super().__init__(signal.Signals(self.signum).name)
+
+
+def exit_status(signum: int) -> int:
+    """The shell's status of a process ended by ``signum``: 130 for SIGINT, 143 for SIGTERM."""
+    return 128 + int(signum)
+
+
+class SignalExit:
+    """Context manager: inside it, SIGINT/SIGTERM raise :class:`Interrupted` and, should the
+    main thread not get there within ``grace`` seconds, ``on_force(signum)`` runs in a watcher
+    thread and the process exits with :func:`exit_status`. Only the first signal counts."""
+
+    def __init__(self, on_force: Callable[[int], None], *, grace: float = 1.0) -> None:
+        self.on_force = on_force
+        self.grace = grace
+        self._previous: dict[int, object] = {}
+        self._fds: tuple[int, int] | None = None
+        self._old_wakeup = -1
+        self._fired = threading.Event()
+        self.done = threading.Event()  # set by the caller once it has reported the exit
+
+    def _handler(self, signum: int, _frame: FrameType | None) -> None:
+        if self._fired.is_set():
+            return  # a second signal (Snakemake forwards its own) must not cut the clean-up
+        self._fired.set()
+        raise Interrupted(signum)
+
+    def _watch(self, read_fd: int) -> None:
+        try:
+            data = os.read(read_fd, 1)
+        except OSError:
+            return
+        if not data:  # closed on exit from the context: no signal came
+            os.close(read_fd)
+            return
+        signum = data[0]
+        deadline = time.monotonic() + self.grace
+        while time.monotonic() < deadline:
+            if self.done.wait(0.05):
+                return
+        self.on_force(signum)
+        os._exit(exit_status(signum))
+
+    def __enter__(self) -> SignalExit:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        self._fds = (read_fd, write_fd)
+        for sig in SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handler)
+        self._old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        threading.Thread(target=self._watch, args=(read_fd,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        signal.set_wakeup_fd(self._old_wakeup)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        if self._fds is not None:
+            os.close(self._fds[1])  # wakes the watcher with end-of-file; it closes its end
+            self._fds = None
