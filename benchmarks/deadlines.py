@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/deadlines.py [--quick] [--seed SEED]
 
-Spec: ``shared/spec/deadlines.md`` ("Evaluating a policy"). Same model on both sides: two
+Model: ``docs/deadlines.md#simulation`` and ``#truncated-chain``. Same model on both sides: two
 clusters (``m = (2, 3)``, ``mu = (1.0, 0.5)``), Poisson arrivals at ``lambda = 2.5`` (load
 0.71), exponential deadlines of mean 2 on the response time, pure routing by the JSQ-like
 index table ``index[k, x] = (x + 1)/(m_k mu_k)`` (ties to the lowest k), start empty,

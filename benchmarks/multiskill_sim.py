@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/multiskill_sim.py [--quick] [--seed SEED]
 
-Spec: ``shared/spec/multiskill.md``, last section. Same model, policy (JSQ between the
+Model: ``docs/multiskill.md#index-policy-simulations``. Same model, policy (JSQ between the
 dedicated server and server 0, ties to the dedicated server), warm-up and horizon semantics on
 both sides: start empty, discard ``warmup`` time units, average the number of jobs at each
 server over the next ``horizon`` time units. The compiled simulator

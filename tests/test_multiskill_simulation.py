@@ -1,4 +1,6 @@
-"""The index-policy simulator against exact references (spec: multiskill.md, last section).
+"""The index-policy simulator against exact references.
+
+Model: docs/multiskill.md#index-policy-simulations.
 
 * optimal Bernoulli routing: simulated cost vs the product-form ``sum c_j rho_j/(1 - rho_j)``;
 * every policy on C = 1 and C = 2: simulated cost vs the truncated CTMC of the same policy

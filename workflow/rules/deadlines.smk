@@ -1,6 +1,6 @@
 # Part B -- Nino-Mora (2012), admission and routing of soft real-time jobs to multiclusters.
 # The paper's numerical study (Sec. 6) is missing from our source: the study is ours
-# (shared/spec/deadlines.md, "Numerical study (ours)").
+# (docs/deadlines.md#numerical-study).
 # Outputs under results/deadlines/<rule>/, figures under config["figures_dir"].
 
 DL = config["deadlines"]

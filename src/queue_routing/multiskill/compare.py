@@ -1,7 +1,7 @@
 """Comparison models of Sec. 5: no sharing, all sharing, and the switching curve.
 
-The paper's Sec. 5 text is missing from the seed; what follows is the reconstruction of
-``shared/spec/multiskill.md`` ("Comparison models"). Units as in :mod:`.model`: ``mu`` in work
+The paper's Sec. 5 text is missing from our copy of it; what follows is our reconstruction
+(``docs/multiskill.md#comparison-models``). Units as in :mod:`.model`: ``mu`` in work
 per unit time, ``cost`` per job per unit time, ``eta`` in work per unit time; costs returned
 are mean holding cost rates ``sum_j c_j rho_j/(1-rho_j)`` (cost per unit time).
 

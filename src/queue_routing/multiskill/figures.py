@@ -4,7 +4,8 @@ One pure function per figure: each takes :class:`pandas.DataFrame` objects (sche
 docstrings) and parameters, and returns ``(fig, caption)``; nothing is computed here beyond
 reshaping, and nothing is written (use :func:`queue_routing.plotting.save_figure`). Figs. 2-5
 are reconstructions: the paper's pages holding them are missing from our source text, so their
-parameters are ours (see ``shared/spec/multiskill.md``), and their captions say so.
+parameters are ours (``docs/multiskill.md#what-the-source-text-lacked-and-what-we-reconstructed``),
+and their captions say so.
 
 Units: intensities ``eta`` and capacities ``mu`` in work per unit time; loads ``rho``
 dimensionless; costs are mean holding cost rates ``sum_j c_j rho_j/(1 - rho_j)`` (cost per

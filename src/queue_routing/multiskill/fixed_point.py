@@ -79,7 +79,7 @@ def initial_partition(
     p_shared: float = 0.1,
     p_both: float = 0.3,
 ) -> Partition:
-    """The initial partitions of the spec.
+    """The initial partitions of Algorithm 1 (``docs/multiskill.md#fixed-point-algorithm``).
 
     ``"dedicated"`` (all in C_d), ``"both"`` (all in C_b), ``"shared"`` (all in C_0), an explicit
     :class:`Partition`, or ``"random"``: each class to C_0 with probability ``p_shared``, to C_b

@@ -5,8 +5,7 @@ LOAD-OPT is solved in the routing probabilities ``p in [0, 1]^C`` (Sec. 2 of the
 objective is ``f(p) = sum_j c_j rho_j / (1 - rho_j)`` (cost per unit time). Flow conservation
 (constraint (7)) holds by construction, so only the box constraints remain.
 
-What makes a general-purpose optimiser reliable here (``shared/spec/multiskill.md``, "Generic
-convex solver"):
+What makes a general-purpose optimiser reliable here (``docs/multiskill.md#generic-solvers``):
 
 * a feasible start: the loads are balanced, ``rho_j = min(eta_j/mu_j, theta)`` and
   ``rho_0 = theta``, which has ``theta < 1`` for every instance that is stable by

@@ -1,6 +1,6 @@
 """Exact stationary cost of the routing policies on small instances (truncated CTMC).
 
-Spec: ``shared/spec/multiskill.md``, last section (index-policy simulations); the model and the
+Model: ``docs/multiskill.md#index-policy-simulations``; the model and the
 policies are those of :mod:`queue_routing.multiskill.simulation`. The count process
 ``x = (x_0, ..., x_C)`` is a CTMC: class ``i`` arrives at rate ``eta_i`` and is routed to
 server ``i`` or server 0 by the policy, server ``j`` completes jobs at rate ``mu_j`` when

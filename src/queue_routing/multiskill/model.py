@@ -184,7 +184,7 @@ def delta(mu: np.ndarray, cost: np.ndarray) -> np.ndarray:
 
     From the KKT conditions (30)-(32) of the paper's appendix,
     ``c_0/(mu_0 (1-rho_0)^2) = c_j/(mu_j (1-rho_j)^2)`` for classes in C_b; the square root
-    is lost in the seed text (see ``shared/spec/multiskill.md``).
+    is lost in our copy of the paper (``docs/multiskill.md#kkt-conditions-and-delta``).
     """
     mu = np.asarray(mu, dtype=float)
     cost = np.asarray(cost, dtype=float)

@@ -1,7 +1,7 @@
 """Index-policy simulations on the multi-skilled instances (ours, beyond the paper).
 
-Spec: ``shared/spec/multiskill.md``, last section ("Index-policy simulations on the
-multi-skilled instances"); the model is that of Miguelez, Doncel and Prabhu (2022), Sec. 2.
+Model and policies: ``docs/multiskill.md#index-policy-simulations``; the queueing model is that
+of Miguelez, Doncel and Prabhu (2022), Sec. 2.
 
 Class ``i = 1..C`` jobs arrive as a Poisson process of rate ``eta_i`` (jobs per unit time)
 with unit-mean exponential sizes (work), so ``eta_i`` is also the class's intensity; server
@@ -52,7 +52,7 @@ __all__ = [
     "simulate",
 ]
 
-#: The routing policies, in the order the spec lists them.
+#: The routing policies (``docs/multiskill.md#index-policy-simulations``).
 POLICIES = ("bernoulli", "jsq", "led", "io", "pi")
 #: One line on each policy (the CLI's help shows them).
 POLICY_DESCRIPTIONS = {

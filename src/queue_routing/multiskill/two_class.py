@@ -6,8 +6,8 @@ Implemented from the case analysis of Sec. 4.1, independently of the exact solve
 index 0 = the multi-skilled server; ``eta`` (work per unit time) has shape ``(2,)``.
 
 The paper assumes w.l.o.g. ``delta_1 <= delta_2`` (``delta_j = sqrt((c_j/mu_j)/(c_0/mu_0))``,
-the corrected definition, see ``shared/spec/multiskill.md``). Under that ordering the cases,
-numbered as in the paper, are
+the corrected definition, ``docs/multiskill.md#kkt-conditions-and-delta``). Under that
+ordering the cases, numbered as in the paper, are
 
 - case 1, ``C_d = {1, 2}``: ``rho_i = eta_i/mu_i``, ``rho_0 = 0``;
 - case 2, ``C_d = {1}, C_b = {2}``: ``rho_0 = 1 - (mu_0+mu_2-eta_2)/(mu_0+delta_2 mu_2)``;
