@@ -219,8 +219,9 @@ def test_range_errors_state_the_allowed_range_and_meaning():
             "serverpools.stochastic.burn_in",
             "renamed to serverpools.stochastic.warmup",
         ),
+        ("deadlines:\n  exact:\n    tol: .nan\n", "deadlines.exact.tol", "not a finite number"),
     ],
-    ids=["wrong-type", "out-of-range", "unknown-key", "renamed-key"],
+    ids=["wrong-type", "out-of-range", "unknown-key", "renamed-key", "nan"],
 )
 def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key, phrase):
     bad = tmp_path / "bad.yaml"
@@ -245,3 +246,61 @@ def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key, phras
     assert "Traceback" not in proc.stdout + proc.stderr
     for name in ("results", "logs", "figures"):
         assert not (tmp_path / name).exists(), name
+
+
+def _numeric_leaves(node, path=()):
+    """Dotted paths (as tuples) of every number in a config, list items included."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _numeric_leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for k, value in enumerate(node):
+            yield from _numeric_leaves(value, (*path, k))
+    elif isinstance(node, int | float) and not isinstance(node, bool):
+        yield path
+
+
+NUMERIC = list(_numeric_leaves(yaml.safe_load(DEFAULT.read_text())))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")], ids=str)
+def test_every_numeric_key_refuses_non_finite_values(bad):
+    """A YAML .nan/.inf passes a JSON schema's type and range checks; every key refuses it."""
+    schema = load_schema(SCHEMA_PATH)
+    assert len(NUMERIC) > 60
+    for path in NUMERIC:
+        config = merged()
+        node = config
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = bad
+        with pytest.raises(ConfigError) as info:
+            validate_config(config, schema)
+        text = str(info.value)
+        assert "\n" not in text and "not a finite number" in text
+        dotted = ".".join(str(p) for p in path if not isinstance(p, int))
+        assert text.startswith(dotted), (path, text)
+
+
+def test_nested_command_line_overrides_reach_the_rules_as_numbers(tmp_path):
+    """``--config 'part={...}'`` hands nested numbers over as strings; they are converted."""
+    override = 'multiskill={"simulation": {"horizon": 31.5, "replications": 4}}'
+    proc = subprocess.run(
+        snakemake_command(
+            tmp_path, "-n", "--configfile", str(SMOKE), "--config", override, cores=1
+        ),
+        capture_output=True,
+        text=True,
+        env=environment(),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "invalid config" not in proc.stderr
+    config = merged(yaml.safe_load(SMOKE.read_text()))
+    config["multiskill"]["simulation"].update(horizon="31.5", replications="4")
+    validate_config(config, load_schema(SCHEMA_PATH))  # converts in place
+    assert config["multiskill"]["simulation"]["horizon"] == 31.5
+    assert config["multiskill"]["simulation"]["replications"] == 4
+    config["multiskill"]["simulation"]["replications"] = "four"
+    with pytest.raises(ConfigError, match=r"multiskill\.simulation\.replications: 'four'"):
+        validate_config(config, load_schema(SCHEMA_PATH))

@@ -20,6 +20,7 @@ nor creates an output directory.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,10 @@ import yaml
 __all__ = [
     "RENAMED_KEYS",
     "ConfigError",
+    "coerce_strings",
     "cross_key_problems",
     "load_schema",
+    "non_finite_problems",
     "renamed_key_problems",
     "validate_config",
 ]
@@ -204,6 +207,70 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+def coerce_strings(config: Any, schema: Mapping, path: tuple = ()) -> list[str]:
+    """Turn the strings that Snakemake's ``--config`` hands over for nested keys into the
+    numbers or booleans the schema asks for, in place; return the dotted keys changed.
+
+    ``--config seed=5`` arrives as the integer 5, but ``--config 'multiskill={"simulation":
+    {"horizon": 30}}'`` arrives with ``"30"`` as a string. A string is converted only where
+    the schema expects a number, an integer or a boolean and the string reads as one (YAML
+    scalar syntax); anything else is left for the schema check to report.
+
+    >>> schema = {"type": "object", "properties": {"a": {"type": "object",
+    ...     "properties": {"h": {"type": "number"}, "name": {"type": "string"}}}}}
+    >>> config = {"a": {"h": "30.5", "name": "30"}}
+    >>> coerce_strings(config, schema), config
+    (['a.h'], {'a': {'h': 30.5, 'name': '30'}})
+    """
+    changed: list[str] = []
+    if not isinstance(config, dict) or not isinstance(schema, Mapping):
+        return changed
+    properties = schema.get("properties", {})
+    for key, value in config.items():
+        sub = properties.get(key)
+        if not isinstance(sub, Mapping):
+            continue
+        kinds = sub.get("type", [])
+        kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+        if isinstance(value, str) and kinds & {"number", "integer", "boolean"}:
+            try:
+                parsed = yaml.safe_load(value)
+            except yaml.YAMLError:
+                continue
+            is_bool = isinstance(parsed, bool)
+            if (
+                ("boolean" in kinds and is_bool)
+                or ("integer" in kinds and isinstance(parsed, int) and not is_bool)
+                or ("number" in kinds and isinstance(parsed, int | float) and not is_bool)
+            ):
+                config[key] = parsed
+                changed.append(_dotted([*path, key]))
+        elif isinstance(value, dict):
+            changed += coerce_strings(value, sub, (*path, key))
+    return changed
+
+
+def non_finite_problems(config: Any, path: tuple = ()) -> list[tuple[str, str]]:
+    """``(dotted key, message)`` for every NaN or infinite number in ``config`` (a YAML
+    ``.nan`` or ``.inf`` passes a JSON schema's type and range checks, so it is caught here).
+
+    >>> non_finite_problems({"a": {"b": float("nan")}, "c": [1.0, float("inf")]})
+    [('a.b', 'nan is not a finite number'), ('c[1]', 'inf is not a finite number')]
+    """
+    problems: list[tuple[str, str]] = []
+    if isinstance(config, Mapping):
+        items = config.items()
+    elif isinstance(config, list | tuple):
+        items = enumerate(config)
+    else:
+        if isinstance(config, float) and not math.isfinite(config):
+            problems.append((_dotted(path), f"{config} is not a finite number"))
+        return problems
+    for key, value in items:
+        problems += non_finite_problems(value, (*path, key))
+    return problems
+
+
 def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> None:
     """Check ``config`` against ``schema`` and the cross-key rules.
 
@@ -211,6 +278,8 @@ def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> 
     ----------
     config : mapping
         The merged configuration (default config plus any ``--configfile`` / ``--config``).
+        Strings that ``--config`` hands over for nested numbers are converted in place
+        (:func:`coerce_strings`), so the rules read the numbers.
     schema : mapping or path
         The JSON schema, or the path of its YAML file.
 
@@ -225,6 +294,9 @@ def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> 
         raise ConfigError(key, message)
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)
+    coerce_strings(config, schema)
+    for key, message in non_finite_problems(config):
+        raise ConfigError(key, message)
     validator_class = jsonschema.validators.validator_for(schema)
     validator = validator_class(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(dict(config)))
