@@ -99,9 +99,9 @@ def test_compare_reports_null_for_unstable_no_sharing(capsys, tmp_path):
         ('{"mu": [1, 2], "cost": [1, 1]}', "missing key(s): eta"),
         ('{"mu": [1, 2], "cost": [1, 1], "eta": [1], "x": 1}', "unknown key(s): x"),
         ('{"mu": [1, 2, 3], "cost": [1, 1], "eta": [1]}', "mu must have length 2"),
-        ('{"mu": [1, NaN], "cost": [1, 1], "eta": [1]}', "mu[1] is not a finite number"),
-        ('{"mu": [1, 2], "cost": [1, -1], "eta": [1]}', "cost[1] = -1 must be > 0"),
-        ('{"mu": [1, 2], "cost": [1, 1], "eta": ["a"]}', "eta must be a list of numbers"),
+        ('{"mu": [1, NaN], "cost": [1, 1], "eta": [1]}', "mu_1 is not a finite number"),
+        ('{"mu": [1, 2], "cost": [1, -1], "eta": [1]}', "cost_1 = -1 must be > 0"),
+        ('{"mu": [1, 2], "cost": [1, 1], "eta": ["a"]}', "eta_1 must be a number, got 'a'"),
         ("[1, 2, 3]", "must be a JSON object"),
     ],
 )

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from queue_routing.errors import PrecisionWarning
+from queue_routing.errors import AccuracyError, PrecisionWarning
 from queue_routing.multiskill import Instance, compare, random_instance, solve
-from queue_routing.multiskill.result import PRECISION_WARN, kkt_residual, precision_limit
+from queue_routing.multiskill.result import PRECISION_WARN, kkt_residual
 from queue_routing.seeding import rng_for
 
 
@@ -81,7 +81,7 @@ def test_compare_warns_where_rounding_can_reorder_the_models():
         excess = costs["all_sharing_same_costs"] / costs["multiskilled"] - 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrecisionWarning)
-            limit = precision_limit(solve(inst).loads)
+            limit = solve(inst).precision_limit
         assert excess <= 2 * limit, (excess, limit)  # both costs within their accuracy
 
 
@@ -137,3 +137,79 @@ def test_exact_solution_is_feasible_and_kkt_over_wide_scales(inst):
     assert sol.flow_residual <= 1e-9
     assert kkt_residual(inst, sol.loads) <= max(1e-9, 1e3 * sol.precision_limit)
     assert np.all(sol.probabilities >= 0) and np.all(sol.probabilities <= 1)
+
+
+# -- inputs the model refuses, with one line naming the field -------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        (dict(mu=[1, 2], cost=[True, 1], eta=[1]), "cost_0 must be a number, got True"),
+        (dict(mu=[1, 2], cost=["1", 1], eta=[1]), "cost_0 must be a number, got '1'"),
+        (dict(mu=[1, 2], cost=[1, 1], eta=[10**400]), "eta holds an integer too large"),
+        (dict(mu=[1e308, 1e308], cost=[1, 1], eta=[1e308]), "sum of mu overflows"),
+        (dict(mu=[1, 2], cost=[1e308, 1e-308], eta=[1]), "class 1: cost-per-capacity ratio"),
+        (dict(mu=[1, 2], cost=[1, 1], eta=[1e-320]), "class 1: eta_i/mu_i"),
+        (dict(mu=[1e300, 2e300], cost=[1e-300, 1e-300], eta=[1e300]), "ratio nan"),
+        (dict(mu=[1e300, 2e300], cost=[7.0, 7.0], eta=[1e300]), None),  # scaled rates: fine
+    ],
+)
+def test_unrepresentable_inputs_are_refused_by_name(kwargs, needle):
+    from queue_routing.multiskill import InstanceError
+
+    if needle is None:
+        inst = Instance(**kwargs)  # ratios representable: eta_1/mu_1 = 0.5, delta_1^2 = 0.5
+        sol = solve(inst)
+        assert np.isfinite(sol.cost) and sol.flow_residual <= 1e-12
+        return
+    with pytest.raises(InstanceError) as info:
+        Instance(**kwargs)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+@st.composite
+def extreme_inputs(draw):
+    n = draw(st.integers(1, 4))
+    value = st.floats(1e-308, 1e308, allow_nan=False, allow_infinity=False)
+    return (
+        [draw(value) for _ in range(n + 1)],
+        [draw(value) for _ in range(n + 1)],
+        [draw(value) for _ in range(n)],
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(extreme_inputs())
+def test_any_finite_input_gives_a_finite_answer_or_one_clear_error(args):
+    from queue_routing.multiskill import InstanceError
+
+    mu, cost, eta = args
+    try:
+        inst = Instance(mu=mu, cost=cost, eta=eta)
+    except InstanceError as exc:
+        assert "\n" not in str(exc)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionWarning)
+        try:
+            sol = solve(inst)
+        except AccuracyError as exc:  # refused, and said why, in one line
+            assert "\n" not in str(exc) and "relative accuracy" in str(exc)
+            return
+    assert np.all(np.isfinite(sol.loads)) and np.all((sol.loads >= 0) & (sol.loads <= 1))
+    assert sol.flow_residual <= max(1e-9, sol.precision_limit)
+    assert sol.precision_limit <= 0.1
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances())
+def test_stated_accuracy_holds_against_60_digits(inst):
+    """The accuracy the solver states (and warns about) bounds its actual error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionWarning)
+        try:
+            sol = solve(inst)
+        except AccuracyError:
+            return
+    ref = optimum_60_digits(inst)
+    error = float(abs(mpmath.mpf(sol.cost) - ref) / ref)
+    assert error <= sol.precision_limit, (error, sol.precision_limit)

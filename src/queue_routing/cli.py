@@ -378,8 +378,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 on success; 1 for an instance or result the command refuses (one line on
     stderr); 2 for a usage error (an option's value, or an option that does not fit the
-    instance); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, also inside compiled
-    code, within about a second).
+    instance); 3 for an internal error (a bug: one line naming the exception); 130 / 143 when
+    interrupted by SIGINT / SIGTERM (one line, also inside compiled code, within a second).
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -415,6 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:  # the output cannot be written (disk full, closed stdout, ...)
             _say("error", f"cannot write the output: {exc.strerror or exc}")
             return 1
+        except Exception as exc:  # a bug: still one line, and a status of its own
+            _say("error", f"internal error, please report it: {type(exc).__name__}: {exc}")
+            return 3
     return 0
 
 

@@ -64,9 +64,25 @@ class UnstableInstanceError(InstanceError):
         )
 
 
+#: Smallest and largest ratio of two parameters the solvers accept (see :func:`_representable`).
+RATIO_RANGE = (1e-300, 1e300)
+
+
+def _label(name: str, k: int) -> str:
+    """``mu_j``/``cost_j`` for server j = 0..C, ``eta_i`` for class i = 1..C (the paper's
+    numbering, also that of the CLI's output)."""
+    return f"{name}_{k + 1}" if name == "eta" else f"{name}_{k}"
+
+
 def _as_vector(name: str, value: Any, length: int | None) -> np.ndarray:
+    if isinstance(value, list | tuple):
+        for k, v in enumerate(value):  # JSON numbers only: no booleans, no numeric strings
+            if isinstance(v, bool) or not isinstance(v, int | float | np.number):
+                raise InstanceError(f"{_label(name, k)} must be a number, got {v!r}")
     try:
         arr = np.array(value, dtype=float)
+    except OverflowError:
+        raise InstanceError(f"{name} holds an integer too large for a double") from None
     except (TypeError, ValueError) as exc:
         raise InstanceError(f"{name} must be a list of numbers ({exc})") from None
     if arr.ndim != 1:
@@ -75,12 +91,40 @@ def _as_vector(name: str, value: Any, length: int | None) -> np.ndarray:
         raise InstanceError(f"{name} must have length {length}, got {arr.size}")
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise InstanceError(f"{name}[{bad}] is not a finite number ({arr[bad]})")
+        raise InstanceError(f"{_label(name, bad)} is not a finite number ({arr[bad]})")
     if np.any(arr <= 0):
         bad = int(np.flatnonzero(arr <= 0)[0])
-        raise InstanceError(f"{name}[{bad}] = {arr[bad]:g} must be > 0")
+        raise InstanceError(f"{_label(name, bad)} = {arr[bad]:g} must be > 0")
     arr.setflags(write=False)
     return arr
+
+
+def _representable(mu: np.ndarray, cost: np.ndarray, eta: np.ndarray) -> None:
+    """Refuse parameters whose solution double precision cannot represent.
+
+    The solvers work with the totals ``sum mu`` and ``sum eta`` (work per unit time), the
+    cost-per-capacity ratios ``(c_j/mu_j) / (c_0/mu_0)`` (whose square roots are delta_j) and
+    the dedicated loads ``eta_i/mu_i``: each must be finite, and each ratio within
+    :data:`RATIO_RANGE`, else some load or delta under- or overflows and the answer would be
+    silently wrong. Scaling every rate, or every cost, by one factor leaves the ratios
+    unchanged, so uniformly scaled instances are accepted over the whole double range.
+    """
+    low, high = RATIO_RANGE
+    for name, values in (("mu", mu), ("eta", eta)):
+        total = float(np.sum(values))
+        if not np.isfinite(total):
+            raise InstanceError(f"sum of {name} overflows double precision ({name} too large)")
+    with np.errstate(all="ignore"):
+        ratio = (cost[1:] / mu[1:]) * (mu[0] / cost[0])
+        load = eta / mu[1:]
+    for what, values in (("cost-per-capacity ratio", ratio), ("eta_i/mu_i", load)):
+        bad = np.flatnonzero(~((values >= low) & (values <= high)))
+        if bad.size:
+            i = int(bad[0]) + 1
+            raise InstanceError(
+                f"class {i}: {what} {values[i - 1]:.3g} is outside [{low:g}, {high:g}], the "
+                "range the solvers represent in double precision"
+            )
 
 
 def stability_margin(mu: np.ndarray, eta: np.ndarray) -> np.ndarray:
@@ -128,6 +172,7 @@ class Instance:
         if not margin > 0:
             over = tuple(int(i) + 1 for i in np.flatnonzero(eta > mu[1:]))
             raise UnstableInstanceError(over, max(-margin, 0.0))
+        _representable(mu, cost, eta)
 
     # -- derived quantities -------------------------------------------------------------
     @property

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .exact import solve_exact
 from .model import Instance
 from .result import Solution, warn_if_imprecise
@@ -58,8 +56,9 @@ def solve(instance: Instance, method: str = "exact", **options: Any) -> Solution
     Warns
     -----
     queue_routing.errors.PrecisionWarning
-        When a load is so close to 1 that double precision limits the cost's accuracy
-        (:func:`~.result.precision_limit` above 1e-9, i.e. a load within ~2e-7 of 1).
+        When double precision limits the cost's accuracy (:func:`~.result.precision_limit`
+        above 1e-9: a load within ~2e-7 of 1, or a total load below ~2e-7); above 0.1 it
+        raises :class:`~queue_routing.errors.AccuracyError` instead.
 
     Examples
     --------
@@ -103,8 +102,8 @@ def solve(instance: Instance, method: str = "exact", **options: Any) -> Solution
         solution = solve_two_class(instance).to_solution()
     else:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    if np.all(solution.loads < 1.0):
-        warn_if_imprecise(solution.loads)
+    if solution.converged:  # a flagged non-converged answer already says it is not the optimum
+        warn_if_imprecise(solution.precision_limit)
     return solution
 
 
