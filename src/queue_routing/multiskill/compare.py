@@ -30,7 +30,7 @@ from scipy.optimize import brentq
 
 from .exact import solve_exact, solve_exact_batch
 from .model import Instance, holding_cost, stability_margin
-from .result import warn_if_imprecise
+from .result import check_precision, warn_if_imprecise
 
 __all__ = [
     "FIG4_COST",
@@ -223,6 +223,7 @@ def compare(instance: Instance) -> dict[str, Any]:
     # the all-sharing models' loads carry the same rounding near capacity: eps / (1 - rho)
     others = [m.loads for m in (shared, same) if m is not None]
     near = max((float(np.finfo(float).eps / (1.0 - np.max(x))) for x in others), default=0.0)
+    check_precision(optimum)
     warn_if_imprecise(max(optimum.precision_limit, near), "the costs (and their comparison)")
     return {
         "multiskilled": optimum.cost,

@@ -15,6 +15,7 @@ __all__ = [
     "PRECISION_FAIL",
     "PRECISION_WARN",
     "Solution",
+    "check_precision",
     "kkt_residual",
     "precision_limit",
     "warn_if_imprecise",
@@ -74,6 +75,21 @@ def warn_if_imprecise(limit: float, what: str = "the cost") -> None:
             ),
             stacklevel=3,
         )
+
+
+def check_precision(solution: Solution) -> None:
+    """Warn or refuse by :func:`warn_if_imprecise`, and refuse a solution whose flow residual
+    (constraint (7)) exceeds the accuracy it would claim: the a-posteriori check that catches
+    what the estimate cannot (a root that double precision cannot place, e.g. a dedicated
+    load of 1e-283 to split)."""
+    limit = solution.precision_limit
+    flow = solution.flow_residual
+    if np.isfinite(limit) and flow > max(PRECISION_WARN, limit):
+        raise AccuracyError(
+            f"double precision cannot resolve this instance: the loads found miss flow "
+            f"conservation by {flow:.1e} (relative), more than their stated accuracy {limit:.0e}"
+        )
+    warn_if_imprecise(limit)
 
 
 def precision_limit(instance: Instance, loads: np.ndarray) -> float:

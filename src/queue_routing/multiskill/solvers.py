@@ -26,7 +26,7 @@ from typing import Any
 
 from .exact import solve_exact
 from .model import Instance
-from .result import Solution, warn_if_imprecise
+from .result import Solution, check_precision
 
 __all__ = ["METHODS", "solve"]
 
@@ -103,7 +103,7 @@ def solve(instance: Instance, method: str = "exact", **options: Any) -> Solution
     else:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if solution.converged:  # a flagged non-converged answer already says it is not the optimum
-        warn_if_imprecise(solution.precision_limit)
+        check_precision(solution)
     return solution
 
 
