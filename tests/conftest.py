@@ -6,13 +6,13 @@ import time
 import pytest
 from hypothesis import settings
 
+from _workflow import SMOKE, run_snakemake
+
 # Property tests draw the same examples on every run (CI must not depend on luck); set
 # HYPOTHESIS_PROFILE=explore to draw new ones locally.
 settings.register_profile("deterministic", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
-
-from _workflow import SMOKE, run_snakemake
 
 
 @pytest.fixture(scope="session")
