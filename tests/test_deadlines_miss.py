@@ -61,7 +61,7 @@ def test_model_round_trip_and_errors():
         Deadline("constant", t=1.0, on="service")
     with pytest.raises(InstanceError, match="servers"):
         Cluster(0, 1.0)
-    with pytest.raises(InstanceError, match="cluster 1: service_rates"):
+    with pytest.raises(InstanceError, match="cluster 2: service_rates"):
         Instance.from_dict({**data, "service_rates": [1.0, 0.0]})
     with pytest.raises(InstanceError, match="rejection_cost"):
         Instance.from_dict({**data, "rejection_cost": -1})

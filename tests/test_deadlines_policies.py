@@ -12,8 +12,10 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
+import mpmath as mp
 import numpy as np
 import pytest
+from test_deadlines_precision import p_reference
 
 from queue_routing.deadlines.indices import (
     check_indexable,
@@ -108,10 +110,21 @@ def test_pi_zero_rate_is_io_and_unused_cluster():
 
 
 # -- RB ------------------------------------------------------------------------------------
+def _fraction(v) -> Fraction:
+    """An mpmath number as an exact rational."""
+    man, exp = mp.mpf(v).man_exp
+    return Fraction(man) * Fraction(2) ** exp
+
+
 def _exact_fg(cluster, deadline, lam, zmax):
-    """``F(z), G(z)`` of the M/M/m/z chain in exact rationals (given the float ``P(x)``)."""
-    p = [Fraction(float(v)) for v in miss_probability(np.arange(zmax + 1), cluster.servers,
-                                                       cluster.rate, deadline)]  # fmt: skip
+    """``F(z), G(z)`` of the M/M/m/z chain in exact rationals, given ``P(x)`` to 60 digits
+    (the mpmath reference of ``test_deadlines_precision``: beyond capacity the definition
+    amplifies the rounding of ``P`` like ``(lam/(m mu))^z``, so float ``P`` would not do)."""
+    with mp.workdps(60):
+        p = [
+            _fraction(p_reference(x, cluster.servers, cluster.rate, deadline))
+            for x in range(zmax + 1)
+        ]
     lam_q = Fraction(lam)
     mu = Fraction(cluster.rate)
     w = [Fraction(1)]
@@ -275,15 +288,23 @@ def test_evaluate_exact_is_the_chain_solvers():
             "miss_rate": ref.miss_rate,
             "ci95": None,
         }
-    opt = optimal_policy_converged(inst, level)
+    # an explicit level is evaluated as it stands, the optimal policy too
+    opt = optimal_policy(inst, level)
     got = evaluate(inst, "optimal", truncation=level)
-    assert got.truncation == opt.truncation
+    assert got.truncation == level
+    assert got.to_dict() == evaluate_actions(inst, opt.actions, level).to_dict()
     assert got.cost == pytest.approx(opt.cost, abs=1e-8)
     assert all(got.cost <= r.cost + 1e-8 for r in refs.values())
-    # default levels: 60 up to two clusters, 30 for three
-    assert evaluate(inst, "bs").truncation == 60
+    # by default no truncation decides: BS in closed form, the others raised until stable
+    bs = evaluate(inst, "bs")
+    assert bs.truncation is None and bs.lost_rate == 0.0
+    assert bs.cost == pytest.approx(optimal_split(inst).cost, rel=1e-12)
     three = _from_dict(3.0, 1.5, ((2, 1.0), (1, 0.8), (2, 0.4)))
-    assert evaluate(three, "bs").truncation == 30
+    assert evaluate(three, "bs").truncation is None
+    auto = evaluate(inst, "optimal")
+    conv = optimal_policy_converged(inst, 60, 1e-6)
+    assert auto.cost == pytest.approx(conv.cost, rel=1e-5)
+    assert auto.history[0][0] == 60 and auto.truncation == auto.history[-1][0]
 
 
 def test_evaluate_simulation_is_the_simulator_on_the_policy_tables():

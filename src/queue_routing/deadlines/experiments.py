@@ -17,6 +17,7 @@ unit time, gaps in %.
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..progress import Progress
 from ..seeding import rng_for
 from ..stats import t_half_width
 from . import markov, policies, splitting
@@ -46,6 +48,8 @@ __all__ = [
 ]
 
 #: Heuristic policies benchmarked against the optimal one.
+log = logging.getLogger(__name__)
+
 HEURISTICS = ("bs", "io", "pi", "rb")
 POLICY_LABELS = {"bs": "BS", "io": "IO", "pi": "PI", "rb": "RB", "optimal": "optimal"}
 #: Sweeps of :func:`two_cluster_sweep` (``distribution`` is crossed with the arrival rates).
@@ -154,7 +158,9 @@ def two_cluster_sweep(
     ``rejection_<p>`` (jobs per unit time), ``truncation_<p>`` and ``bound_<p>``.
     ``rejection_cost`` is NaN for pure routing (R = infinity)."""
     rows = []
-    for change in _points(base, sweeps, sweep):
+    points = _points(base, sweeps, sweep)
+    progress = Progress(len(points), f"{sweep} sweep", unit="point", logger=log)
+    for change in points:
         b = {**base, **change}
         inst = base_instance(base, **change)
         row = {
@@ -174,6 +180,7 @@ def two_cluster_sweep(
         }
         row.update(evaluate_point(inst, truncation=truncation, tol=tol))
         rows.append(row)
+        progress.advance(extra=f"optimal cost {row['cost_optimal']:.6g} at truncation {row['L']}")
     return pd.DataFrame(rows)
 
 
@@ -280,7 +287,9 @@ def large_system(
     """Simulated cost of BS, IO, PI, RB on ``instance``; every policy uses the same seed and
     keys (replication ``r`` starts every policy from the same random stream), and the cost
     relative to PI is the mean of the per-replication ratios with a 95% t interval (paired
-    replications). Index tables cover ``x = 0..table_size`` (beyond: cluster treated as full)."""
+    replications). Index tables cover ``x = 0..table_size`` (beyond: cluster treated as full);
+    ``table_bound`` counts the measured arrivals whose decision the end of the table may have
+    changed (nonzero: the row is the cost of the truncated policy; logged as a warning)."""
     run = {
         "horizon": horizon,
         "warmup": warmup,
@@ -289,6 +298,9 @@ def large_system(
         "keys": tuple(keys),
     }
     results, indexable = {}, {}
+    run["progress"] = Progress(
+        len(HEURISTICS) * int(replications), f"n={instance.n_clusters} clusters", logger=log
+    )
     for p in HEURISTICS:
         table = None
         if p != "bs":
@@ -296,7 +308,18 @@ def large_system(
                 warnings.simplefilter("ignore", IndexabilityWarning)
                 table = policies.index_table(instance, p, table_size)
         indexable[p] = True if table is None else table.indexable
-        results[p] = policies.simulate_policy(instance, p, table=table, **run)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", policies.TableBoundWarning)
+            results[p] = policies.simulate_policy(instance, p, table=table, **run)
+        if results[p].table_bound:
+            log.warning(
+                "n=%d, %s: the end of the index table (x <= %d) may have decided %d measured "
+                "arrivals; the row is the cost of the truncated policy",
+                instance.n_clusters,
+                POLICY_LABELS[p],
+                table_size,
+                results[p].table_bound,
+            )
     ref = results["pi"].replication_costs
     rows = []
     for p, res in results.items():
@@ -318,6 +341,7 @@ def large_system(
                 "service_rates": " ".join(f"{float(v):.4g}" for v in instance.service_rates),
                 "horizon": float(horizon),
                 "replications": int(replications),
+                "table_bound": int(res.table_bound),
             }
         )
     return pd.DataFrame(rows)

@@ -30,10 +30,18 @@ otherwise routes to a cluster of smallest index, ties to the lowest ``k`` (as
   ``W_z = sum_{x<=z} w_x``, and ``(F(x+1) - F(x))/(G(x) - G(x+1))`` simplifies to
 
       ``nu(x) = [w_0 P(x) + sum_{y<x} w_y (r_y (P(x) - P(y)) + P(y) (r_y - r_x))]
-               / [w_0 + sum_{y<x} w_y (r_y - r_x)]``,
+               / [w_0 + sum_{y<x} w_y (r_y - r_x)]
+             = P(x) + r_x N(x) / D(x)``,
 
-  a ratio of sums of nonnegative terms (no cancellation even when ``lam > m mu``). The
-  weights are scaled by ``max_{y<=x} w_y`` (log space) so nothing overflows.
+  with ``N(x) = sum_{y<x} w_y (P(x) - P(y))`` and ``D(x) = w_0 + sum_{y<x} w_y (r_y - r_x)``.
+  Both obey recursions of nonnegative terms, ``N(x+1) = N(x) + W_x delta(x)`` and
+  ``D(x+1) = D(x) + W_x (r_x - r_{x+1})`` with ``delta(x) = P(x+1) - P(x)``
+  (:func:`~queue_routing.deadlines.miss.miss_increments`, computed directly, so that it
+  keeps its relative accuracy where ``P`` is within rounding of 1), which makes the index
+  ``O(upto)`` with no cancellation at any load. ``W``, ``N`` and ``D`` range far beyond the
+  doubles (``w_x`` grows like ``(lam/(m mu))^x``), so the recursion carries them as a
+  mantissa and a binary exponent; an index beyond the largest double is ``+inf`` (it still
+  orders correctly: above every finite index and every rejection cost).
 """
 
 from __future__ import annotations
@@ -42,11 +50,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+from scipy.special import gammainc
 
-from .miss import miss_probability, steady_state_miss
-from .model import Cluster, Deadline
+from ..errors import AccuracyError
+from .miss import (
+    _check_levels,
+    _log_miss_increments,
+    _pbar_excess,
+    miss_probability,
+    steady_state_miss,
+)
+from .model import Cluster, Deadline, InstanceError, _show
 
 __all__ = [
+    "MAX_UPTO",
     "IndexabilityCheck",
     "IndexabilityWarning",
     "check_indexable",
@@ -56,19 +74,45 @@ __all__ = [
     "rb_index",
 ]
 
+#: Largest ``upto`` (number of jobs in one cluster) of the index functions: 100 000 jobs
+#: queued at one cluster is beyond any study of the model, and it bounds time and memory.
+MAX_UPTO = 100_000
+
 _TAIL_EPS = 1e-18  # neglected geometric tail mass (relative) when starting the PI recursion
 _MAX_TAIL = 2_000_000
+_RHO_TAIL = 100_000  # beyond this many levels of geometric decay, use the deadline's decay
 _MONO_RTOL = 1e-12
 
 
-class IndexabilityWarning(RuntimeWarning):
-    """An RB index that is not nondecreasing in ``x`` on the computed range."""
+class IndexabilityWarning(UserWarning):
+    """An index that is not nondecreasing in ``x`` on the computed range (a property of the
+    model, not a floating-point event: a ``UserWarning``)."""
 
 
 def _levels(upto: int) -> np.ndarray:
-    if isinstance(upto, bool) or int(upto) != upto or upto < 0:
-        raise ValueError(f"upto must be an integer >= 0, got {upto!r}")
+    if (
+        isinstance(upto, bool | np.bool_)
+        or not isinstance(upto, int | np.integer)
+        or not 0 <= upto <= MAX_UPTO
+    ):
+        raise InstanceError(f"upto must be an integer in 0..{MAX_UPTO}, got {_show(upto)}")
     return np.arange(int(upto) + 1)
+
+
+def _check_arguments(cluster: Cluster, deadline: Deadline) -> None:
+    if not isinstance(cluster, Cluster):
+        raise InstanceError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    if not isinstance(deadline, Deadline):
+        raise InstanceError(f"deadline must be a Deadline, got {type(deadline).__name__}")
+
+
+def _check_rate(name: str, value, *, low_open: float = 0.0) -> float:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise InstanceError(f"{name} must be a number, got {_show(value)}")
+    v = float(value)
+    if not math.isfinite(v) or v < low_open:
+        raise InstanceError(f"{name} must be finite and >= {low_open:g}, got {_show(value)}")
+    return v
 
 
 def _service(x: np.ndarray, cluster: Cluster) -> np.ndarray:
@@ -87,8 +131,51 @@ def io_index(cluster: Cluster, deadline: Deadline, upto: int) -> np.ndarray:
     >>> bool(np.allclose(nu, [1 - (2 / 3) ** (x + 1) for x in range(3)], rtol=1e-14))
     True
     """
+    _check_arguments(cluster, deadline)
     x = _levels(upto)
     return np.asarray(miss_probability(x, cluster.servers, cluster.rate, deadline), dtype=float)
+
+
+def _tail_levels(cluster: Cluster, deadline: Deadline, rho: float, pbar: float, upto: int) -> int:
+    """Levels beyond ``upto`` at which the backward PI recursion starts (constant and
+    uniform deadlines), started at its lower bound ``rho/(1-rho) (P(N+1) - Pbar)``.
+
+    Its relative error at every ``x <= upto`` is at most that at the start ``N``, itself at
+    most ``min(rho^(N-upto) / ((1-rho) Pbar), Q(N+1) / (1 - Pbar - Q(N+1)))`` with
+    ``Q = 1 - P``. Normally ``N - upto`` makes ``rho^(N-upto) <= 1e-18``; when that needs
+    more than 100 000 levels (load near 1), ``N`` is instead where ``Q(N+1) <= 1e-18 (1 -
+    Pbar)``, bounded by ``P(W(N+1) <= t_max) = P(Pois(m mu t_max) >= N - m + 2)``.
+    """
+    m, mu = cluster.servers, cluster.rate
+    extra = max(m + 1, math.ceil(math.log(_TAIL_EPS) / math.log(rho)))
+    if extra <= _RHO_TAIL:
+        return extra
+    qbar = 1.0 - pbar
+    t_max = float(deadline.t) if deadline.kind == "constant" else float(deadline.high)
+    a = m * mu * t_max
+    if qbar <= 0.0:
+        return m + 1
+    target = _TAIL_EPS * qbar
+
+    def small(j: int) -> bool:
+        return bool(gammainc(float(j), a) <= target)
+
+    lo, hi = max(1, math.floor(a)), max(2, math.ceil(a) + 1)
+    while not small(hi):
+        lo, hi = hi, 2 * hi
+        if hi > 4 * (_MAX_TAIL + upto + m + a):
+            break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if small(mid) else (mid, hi)
+    extra_q = max(m + 1, hi + m - 2 - upto)
+    extra = min(extra, extra_q)
+    if extra > _MAX_TAIL:
+        raise AccuracyError(
+            f"pi: the relative values of a cluster at load {rho:.9g} with m mu t = {a:.3g} need "
+            f"{extra:.3g} levels beyond x = {upto}, more than {_MAX_TAIL}"
+        )
+    return extra
 
 
 def pi_increments(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int) -> np.ndarray:
@@ -96,34 +183,59 @@ def pi_increments(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int)
     (cost per job, i.e. units of the miss cost) with cost rate ``lam_k P(x)``.
 
     Needs ``0 < lam_k < m mu``. Head form (nonnegative terms, forward) where
-    ``P(x) <= Pbar``, tail form (nonnegative terms, backward from ``N`` with
-    ``rho^(N-upto) <= 1e-18``, started at its lower bound ``rho/(1-rho) (P(N+1)-Pbar)``) above.
+    ``P(x) <= Pbar`` (always for ``x < m``, where ``Pbar - P(x)`` is the queueing excess of
+    ``Pbar``, computed without cancellation), tail form above: for exponential deadlines in
+    closed form (``Q = 1 - P`` is geometric with ratio ``q = m mu/(m mu + theta)`` from
+    ``x = m - 1`` on, so ``T(x) = rho Q(x)(1-q)/((1-rho)(1-rho q)) + rho (P(x) - Pbar)/(1 -
+    rho)``), otherwise backward from a level ``N`` chosen by :func:`_tail_levels`, started at
+    its lower bound ``rho/(1-rho) (P(N+1)-Pbar)``.
     """
+    _check_arguments(cluster, deadline)
     m, mu = cluster.servers, cluster.rate
-    lam = float(lam_k)
+    lam = _check_rate("lam_k", lam_k)
     if not (0.0 < lam < m * mu):
-        raise ValueError(f"lam_k = {lam:g} must lie in (0, m mu = {m * mu:g})")
+        raise InstanceError(f"lam_k = {lam:g} must lie in (0, m mu = {m * mu:g})")
     x = _levels(upto)
+    upto = int(upto)
     rho = lam / (m * mu)
-    extra = min(_MAX_TAIL, max(m + 1, math.ceil(math.log(_TAIL_EPS) / math.log(rho))))
-    big = int(upto) + extra
-    p = np.asarray(miss_probability(np.arange(big + 2), m, mu, deadline), dtype=float)
     pbar = steady_state_miss(m, mu, lam, deadline)
+    excess = _pbar_excess(m, mu, lam, deadline)  # Pbar - P(y) for every y < m
+    need_tail = upto >= m
+    big = upto
+    if need_tail and deadline.kind != "exponential":
+        big = upto + _tail_levels(cluster, deadline, rho, pbar, upto)
+    p = np.asarray(miss_probability(np.arange(big + 2), m, mu, deadline), dtype=float)
     d = p - pbar  # P(y) - Pbar, nondecreasing in y
-    ratio = lam / _service(np.arange(1, big + 2), cluster)  # pi_{y+1}/pi_y, y = 0..big
+    service = _service(np.arange(big + 2), cluster)
+    # head form, forward: H(x) = (Pbar - P(x)) + (mu_x/lam) H(x-1), nonnegative terms
+    head = np.empty(upto + 1)
+    prev = 0.0
+    for y in range(upto + 1):
+        minus_d = excess if y < m else -d[y]
+        prev = minus_d + (service[y] / lam) * prev
+        head[y] = prev
+    if not need_tail:
+        return head
+    use_tail = (x >= m) & (d[x] > 0.0)
+    if deadline.kind == "exponential":
+        theta = 1.0 / deadline.mean
+        one_q = theta / (m * mu + theta)  # 1 - q
+        j = np.maximum(x - m + 1, 0).astype(float)
+        with np.errstate(under="ignore"):
+            hit = np.exp(-j * math.log1p(theta / (m * mu)))  # Q(x) = q^j (waiting)
+        if deadline.on == "response":
+            hit = hit * (mu / (mu + theta))
+        one_rho_q = (1.0 - rho) + rho * one_q  # 1 - rho q without cancellation
+        head_part = rho * hit * one_q / ((1.0 - rho) * one_rho_q)
+        tail = head_part + rho * np.maximum(d[x], 0.0) / (1.0 - rho)
+        return np.where(use_tail, tail, head)
+    ratio = lam / service[1:]  # pi_{y+1}/pi_y, y = 0..big
     # tail form, backward: T(y) = ratio[y] (d[y+1] + T(y+1)), T(big) ~ geometric tail
     tail = np.empty(big + 1)
     tail[big] = rho / (1.0 - rho) * max(d[big + 1], 0.0)
     for y in range(big - 1, -1, -1):
         tail[y] = ratio[y] * (d[y + 1] + tail[y + 1])
-    # head form, forward: H(x) = -d[x] + (mu_x/lam) H(x-1), exact nonnegative sums below
-    head = np.empty(int(upto) + 1)
-    prev = 0.0
-    for y in range(int(upto) + 1):
-        prev = -d[y] + (_service(np.array([y]), cluster)[0] / lam) * prev
-        head[y] = prev
-    out = np.where(d[x] <= 0.0, head, tail[x])
-    return out
+    return np.where(use_tail, tail[x], head)
 
 
 def pi_index(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int) -> np.ndarray:
@@ -144,18 +256,80 @@ def pi_index(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int) -> n
     >>> bool(check_indexable(nu).indexable and (nu > io_index(c, dl, 3)).all())
     True
     """
-    if float(lam_k) == 0.0:
+    if _check_rate("lam_k", lam_k) == 0.0:
         return io_index(cluster, deadline, upto)
     p = io_index(cluster, deadline, upto)
     return p + pi_increments(cluster, deadline, lam_k, upto)
+
+
+@njit(cache=True)
+def _xnorm(f, e):  # pragma: no cover - compiled
+    """``f 2^e`` with the mantissa in ``[0.5, 1)`` (or zero)."""
+    if f == 0.0:
+        return 0.0, 0
+    mf, me = math.frexp(f)
+    return mf, e + me
+
+
+@njit(cache=True)
+def _xadd(af, ae, bf, be):  # pragma: no cover - compiled
+    """``a + b`` for nonnegative extended numbers ``(mantissa, binary exponent)``."""
+    if af == 0.0:
+        return bf, be
+    if bf == 0.0:
+        return af, ae
+    if ae >= be:
+        return _xnorm(af + math.ldexp(bf, max(be - ae, -2000)), ae)
+    return _xnorm(bf + math.ldexp(af, max(ae - be, -2000)), be)
+
+
+@njit(cache=True)
+def _xmul_log(af, ae, logc):  # pragma: no cover - compiled
+    """``a * exp(logc)`` for any finite ``logc`` (far below the smallest double too)."""
+    ec = math.floor(logc / math.log(2.0))
+    fc = math.exp(logc - ec * math.log(2.0))
+    return _xnorm(af * fc, ae + int(ec))
+
+
+@njit(cache=True)
+def _rb_kernel(p, logdelta, r, dr):  # pragma: no cover - compiled
+    """``nu(x) = P(x) + r_x N(x)/D(x)``, ``x = 0..X``, by the recursions of the module
+    docstring with ``W``, ``w``, ``N``, ``D`` as (mantissa, binary exponent) pairs.
+
+    ``p[x] = P(x)``, ``logdelta[x] = log(P(x+1) - P(x))`` (``-inf`` for 0), ``r[x] =
+    lam/mu_{x+1}`` and ``dr[x] = r_x - r_{x+1} >= 0``."""
+    size = p.size
+    nu = np.empty(size)
+    wf, we = 0.5, 1  # w_0 = 1
+    bf, be = 0.5, 1  # W_0 = 1
+    nf, ne = 0.0, 0  # N(0) = 0
+    df, de = 0.5, 1  # D(0) = 1
+    for x in range(size):
+        if nf == 0.0:
+            nu[x] = p[x]
+        else:
+            nu[x] = p[x] + math.ldexp(nf / df * r[x], max(min(ne - de, 5000), -5000))
+        if x == size - 1:
+            break
+        if logdelta[x] > -np.inf:
+            tf, te = _xmul_log(bf, be, logdelta[x])
+            nf, ne = _xadd(nf, ne, tf, te)
+        if dr[x] > 0.0:
+            tf, te = _xnorm(bf * dr[x], be)
+            df, de = _xadd(df, de, tf, te)
+        wf, we = _xnorm(wf * r[x], we)
+        bf, be = _xadd(bf, be, wf, we)
+    return nu
 
 
 def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.ndarray:
     """RB marginal productivity index ``nu(x)``, ``x = 0..upto`` (cost per rejected job).
 
     ``lam`` is the whole arrival stream (jobs per unit time), any value ``> 0`` (also above
-    ``m mu``). Evaluated as a ratio of nonnegative sums (module docstring), ``O(upto^2)``.
-    Indexability is not checked here: see :func:`check_indexable`.
+    ``m mu``). Evaluated in ``O(upto)`` by recursions of nonnegative terms in extended range
+    (module docstring); accurate to ~1e-13 relative wherever ``P^miss`` and its increments
+    are, at any load; values beyond the largest double are ``+inf``. Indexability is not
+    checked here: see :func:`check_indexable`.
 
     With no queue ahead the index is the miss probability (``nu(0) = P^miss(0)``); it stays
     finite and nondecreasing far beyond capacity (here ``lam = 2 m mu``):
@@ -168,22 +342,21 @@ def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.
     >>> bool(abs(nu[200] / nu[100] - 1) < 1e-9)  # converges geometrically
     True
     """
-    lam = float(lam)
-    if not (math.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be finite and > 0, got {lam!r}")
+    _check_arguments(cluster, deadline)
+    lam = _check_rate("lam", lam)
+    if not lam > 0:
+        raise InstanceError(f"lam must be finite and > 0, got {_show(lam)}")
     x = _levels(upto)
+    m, mu = cluster.servers, cluster.rate
     p = io_index(cluster, deadline, upto)
-    r = lam / _service(x + 1, cluster)  # r_y = lam / mu_{y+1}, y = 0..upto
-    logw = np.concatenate([[0.0], np.cumsum(np.log(r[:-1]))])  # log w_y, w_0 = 1
-    nu = np.empty(x.size)
-    for i in range(x.size):
-        lw = logw[: i + 1]
-        w = np.exp(lw - lw.max())  # w_y / max w, y = 0..i
-        wy, ry, py = w[:i], r[:i], p[:i]
-        num = w[0] * p[i] + np.sum(wy * (ry * (p[i] - py) + py * (ry - r[i])))
-        den = w[0] + np.sum(wy * (ry - r[i]))
-        nu[i] = num / den
-    return nu
+    _, flat = _check_levels(x[:-1])
+    logdelta = _log_miss_increments(flat, m, mu, deadline)
+    k = np.minimum(x + 1, m).astype(float)  # mu_{x+1} / mu
+    r = lam / (mu * k)  # r_x = lam / mu_{x+1}
+    # r_x - r_{x+1} = lam/(mu (x+1)(x+2)) while x + 2 <= m, else 0 (no cancellation)
+    xs = x[:-1].astype(float)
+    dr = np.where(xs + 2 <= m, lam / (mu * (xs + 1.0) * (xs + 2.0)), 0.0)
+    return _rb_kernel(p, logdelta, r, dr)
 
 
 @dataclass(frozen=True)
@@ -208,8 +381,9 @@ class IndexabilityCheck:
 def check_indexable(nu: np.ndarray, rtol: float = _MONO_RTOL) -> IndexabilityCheck:
     """Check that the index ``nu(0..X)`` is nondecreasing (``nu(x+1) >= nu(x) - rtol |nu(x)|``)."""
     nu = np.asarray(nu, dtype=float)
-    drop = nu[:-1] - nu[1:]
-    bad = np.flatnonzero(drop > rtol * np.maximum(1.0, np.abs(nu[:-1])))
+    with np.errstate(invalid="ignore"):  # inf - inf (an index beyond the doubles): no drop
+        drop = np.nan_to_num(nu[:-1] - nu[1:], nan=0.0, posinf=np.inf, neginf=-np.inf)
+        bad = np.flatnonzero(drop > rtol * np.maximum(1.0, np.abs(nu[:-1])))
     return IndexabilityCheck(
         indexable=bad.size == 0,
         violations=tuple(int(i) for i in bad),

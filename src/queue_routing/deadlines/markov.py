@@ -13,7 +13,19 @@ routing with every cluster full, or a Bernoulli-split job sent to a full cluster
 charged and its rate is reported as ``lost_rate``. ``truncation_rate`` is the rate of arrivals
 whose decision the level ``L`` changed (lost jobs included); both should be negligible for
 the result to describe the untruncated system. Index tables are read like the simulator
-reads them: beyond a row's last entry the index is ``+inf`` (cluster treated as full).
+reads them: beyond a row's last entry the cluster is treated as full (an index of ``+inf``
+*within* a row is an index beyond the largest double: it loses to every finite index and
+to every rejection cost, and in pure routing the job still goes to the lowest-numbered
+such cluster).
+
+With a finite ``R`` an index policy that would route a job to clusters the level ``L``
+closes rejects it instead. By default such a *truncation-forced rejection* is charged ``R``
+like any other (so a given level is evaluated as the chain it defines); its rate is
+reported as ``forced_rejection_rate`` (part of ``rejection_rate``), and with
+``truncation_losses=True`` it is counted as lost instead (not charged, part of
+``lost_rate``), which is what :func:`~queue_routing.deadlines.policies.evaluate` does when it
+raises the level itself: a huge ``R`` then cannot turn a stationary probability below the
+solver's resolution into a cost.
 
 Stationary distributions: ``scipy.sparse.linalg.spsolve`` on ``Q^T pi = 0`` with
 ``pi(0) = 1`` fixed and the balance equation of state 0 dropped (the rest is nonsingular for
@@ -27,6 +39,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +47,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
+from ..errors import AccuracyError
 from .miss import miss_probability
-from .model import Instance
+from .model import Instance, _show
 from .splitting import BernoulliSplit, optimal_split
 
 __all__ = [
@@ -79,7 +93,13 @@ class ChainResult:
     boundary_mass:
         Stationary probability that some cluster is at level ``L``.
     truncation:
-        The truncation level ``L``.
+        The truncation level ``L`` (``None``: a closed form, no truncation).
+    forced_rejection_rate:
+        Rejections per unit time that only the level ``L`` forced (the untruncated policy
+        would have admitted the job): part of ``rejection_rate`` and charged ``R``, or part
+        of ``lost_rate`` and not charged when evaluated with ``truncation_losses=True``.
+    history:
+        ``((L, cost), ...)`` of the levels tried when the level was raised automatically.
     """
 
     cost: float
@@ -90,7 +110,9 @@ class ChainResult:
     lost_rate: float
     truncation_rate: float
     boundary_mass: float
-    truncation: int
+    truncation: int | None
+    forced_rejection_rate: float = 0.0
+    history: tuple = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
@@ -107,8 +129,8 @@ def _check_level(instance: Instance, truncation: int) -> tuple[int, int]:
     """``(n, L)`` after checking the number of clusters and the level ``L = truncation``."""
     n = instance.n_clusters
     L = truncation
-    if isinstance(L, bool) or int(L) != L or L < 1:
-        raise ValueError(f"truncation must be an integer >= 1, got {L!r}")
+    if isinstance(L, bool | np.bool_) or not isinstance(L, int | np.integer) or L < 1:
+        raise ValueError(f"truncation must be an integer >= 1, got {_show(L)}")
     if not 1 <= n <= 3:
         raise ValueError(f"exact evaluation needs 1 <= n <= 3 clusters, got {n}")
     if (int(L) + 1) ** n > _MAX_STATES:
@@ -169,6 +191,7 @@ def _evaluate(
     reject: np.ndarray,
     lost: np.ndarray,
     changed: np.ndarray,
+    forced: np.ndarray | None = None,
 ) -> ChainResult:
     n, L = _check_level(instance, truncation)
     x = _states(n, L)
@@ -190,46 +213,66 @@ def _evaluate(
         truncation_rate=lam * float(np.dot(pi, changed)),
         boundary_mass=float(pi[np.any(x == L, axis=1)].sum()),
         truncation=L,
+        forced_rejection_rate=0.0 if forced is None else lam * float(np.dot(pi, forced)),
     )
 
 
-def _decide(instance: Instance, values: np.ndarray, L: int) -> tuple[np.ndarray, ...]:
-    """Index decisions for ``values[i, k] = nu_k(x_k)``: ``(route, reject, lost)``."""
+def _decide(instance: Instance, values: np.ndarray, blocked: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Index decisions for ``values[i, k] = nu_k(x_k)`` where ``blocked[i, k]`` is False
+    (a cluster that is full or beyond its row): ``(route, reject, lost)``.
+
+    Reject iff the smallest index is ``>= R``; else route to the smallest, ties to the
+    lowest ``k``; an index ``+inf`` (beyond the doubles) is chosen only in pure routing when
+    every open cluster has it. Pure routing with every cluster blocked: lost."""
     n = instance.n_clusters
     size = values.shape[0]
     r_cost = math.inf if instance.rejection_cost is None else instance.rejection_cost
-    best = values.min(axis=1)
-    k = np.argmin(values, axis=1)  # ties: lowest k
-    admit = best < r_cost
+    key = np.where(blocked, np.inf, values)
+    best = key.min(axis=1)
+    k = np.argmin(key, axis=1)  # ties: lowest k
+    usable = ~blocked
+    open_any = usable.any(axis=1)
+    k = np.where(np.isinf(best) & open_any, np.argmax(usable, axis=1), k)
+    admit = open_any & (best < r_cost) if not math.isinf(r_cost) else open_any
     route = np.zeros((size, n))
     route[np.flatnonzero(admit), k[admit]] = 1.0
-    lost = ~admit & np.isinf(best) & math.isinf(r_cost)
+    lost = ~open_any & math.isinf(r_cost)
     reject = ~admit & ~lost
     return route, reject.astype(float), lost.astype(float)
 
 
-def evaluate_index_policy(instance: Instance, table, truncation: int) -> ChainResult:
+def evaluate_index_policy(
+    instance: Instance, table, truncation: int, *, truncation_losses: bool = False
+) -> ChainResult:
     """Exact rates of the index policy ``table[k][x]`` on the chain truncated at level
-    ``L = truncation`` (rows may differ in length; ``+inf`` beyond a row and at level
-    ``L``): reject iff ``min_k nu_k(x_k) >= R``, else route to the smallest index, ties to
-    the lowest ``k``."""
+    ``L = truncation`` (rows may differ in length; beyond a row and at level ``L`` the
+    cluster is closed): reject iff ``min_k nu_k(x_k) >= R``, else route to the smallest
+    index, ties to the lowest ``k``. A rejection only the level forced is charged ``R``
+    (rate ``forced_rejection_rate``), or lost with ``truncation_losses=True`` (module
+    docstring)."""
     n, L = _check_level(instance, truncation)
     rows = [np.asarray(r, dtype=float).ravel() for r in table]
     if len(rows) != n:
         raise ValueError(f"table must have one row per cluster ({n}), got {len(rows)}")
+    for k, row in enumerate(rows):
+        if np.isnan(row).any():
+            raise ValueError(f"table: the row of cluster {k + 1} contains NaN")
     x = _states(n, L)
     free = np.empty((x.shape[0], n))
+    beyond = np.empty((x.shape[0], n), dtype=bool)
     for k, row in enumerate(rows):
         padded = np.full(L + 1, np.inf)
         w = min(row.size, L + 1)
         padded[:w] = row[:w]
         free[:, k] = padded[x[:, k]]
-    trunc = free.copy()
-    trunc[x == L] = np.inf
-    route, reject, lost = _decide(instance, trunc, L)
-    route0, reject0, _ = _decide(instance, free, L)
+        beyond[:, k] = x[:, k] >= row.size
+    route, reject, lost = _decide(instance, free, beyond | (x == L))
+    route0, reject0, _ = _decide(instance, free, beyond)
     changed = np.any(route != route0, axis=1) | (reject != reject0)
-    return _evaluate(instance, L, route, reject, lost, changed.astype(float))
+    forced = reject * (1.0 - reject0)
+    if truncation_losses:
+        reject, lost = reject - forced, np.maximum(lost, forced)
+    return _evaluate(instance, L, route, reject, lost, changed.astype(float), forced)
 
 
 def evaluate_split(
@@ -316,13 +359,16 @@ def optimal_policy(
     *,
     max_iter: int = 200_000,
     h0: np.ndarray | None = None,
+    progress: Callable[..., Any] | None = None,
+    truncation_losses: bool = False,
 ) -> OptimalPolicy:
     """Relative value iteration (uniformised, rate ``Lambda = lam + sum m_k mu_k``) on the
     state space ``{0..L}^n`` truncated at level ``L = truncation`` (n <= 3), actions reject
     (if ``R`` is finite) or route to a cluster below level ``L``; in pure routing a job
-    finding every cluster at ``L`` is lost (cost 0). Stops when ``upper - lower <= tol``
-    (cost per unit time). ``h0`` warm-starts the relative values (any shape ``(L'+1,)*n``;
-    cropped/edge-padded).
+    finding every cluster at ``L`` is lost (cost 0), and so it is with ``truncation_losses``
+    when ``R`` is finite (instead of a rejection charged ``R``: the module docstring).
+    Stops when ``upper - lower <= tol`` (cost per unit time). ``h0`` warm-starts the
+    relative values (any shape ``(L'+1,)*n``; cropped/edge-padded).
 
     The optimal policy beats optimal Bernoulli splitting, and the exact evaluation of its
     decision table gives back its cost:
@@ -351,6 +397,7 @@ def optimal_policy(
     stay = big_lam - lam - sum(dep)
     miss = [pm[k][grids[k]] for k in range(n)]
     full = [grids[k] == L for k in range(n)]
+    all_full = np.logical_and.reduce(full) if truncation_losses else np.zeros(shape, dtype=bool)
     if h0 is None:
         h = np.zeros(shape)
     else:
@@ -361,12 +408,12 @@ def optimal_policy(
     lower = upper = math.nan
     it = 0
     converged = False
-    for it in range(1, max_iter + 1):  # noqa: B007
+    for it in range(1, max_iter + 1):
         for k in range(n):
             q[k] = np.where(full[k], np.inf, miss[k] + _shift(h, k, 1))
-        q[n] = np.inf if r_cost is None else r_cost + h
+        q[n] = np.inf if r_cost is None else np.where(all_full, np.inf, r_cost + h)
         best = q.min(axis=0)
-        best = np.where(np.isinf(best), h, best)  # lost job (pure routing, all full)
+        best = np.where(np.isinf(best), h, best)  # lost job (pure routing or losses, all full)
         th = lam * best + stay * h
         for k in range(n):
             th += dep[k] * _shift(h, k, -1)
@@ -374,12 +421,14 @@ def optimal_policy(
         diff = th - h
         lower, upper = big_lam * float(diff.min()), big_lam * float(diff.max())
         h = th - th.flat[0]
+        if progress is not None and it % 100 == 0:
+            progress(100, extra=f"truncation {truncation}, span {upper - lower:.3g} (tol {tol:g})")
         if upper - lower <= tol:
             converged = True
             break
     for k in range(n):
         q[k] = np.where(full[k], np.inf, miss[k] + _shift(h, k, 1))
-    q[n] = np.inf if r_cost is None else r_cost + h
+    q[n] = np.inf if r_cost is None else np.where(all_full, np.inf, r_cost + h)
     best_k = np.argmin(q, axis=0)
     actions = np.where(best_k == n, REJECT, best_k)
     actions = np.where(np.isinf(q.min(axis=0)), LOST, actions)
@@ -404,23 +453,40 @@ def optimal_policy_converged(
     factor: float = 1.5,
     max_level: int = 400,
     rvi_tol: float | None = None,
+    progress: Callable[..., Any] | None = None,
+    rtol: float = 0.0,
+    truncation_losses: bool = False,
+    max_iter: int = 200_000,
 ) -> OptimalPolicy:
     """Raise the truncation level ``L0 = truncation, ceil(factor L0), ...`` until the optimal
-    cost moves by less than ``tol`` (cost per unit time); return the policy at the final level
-    with the ``history`` of ``(L, cost)``. Raises :class:`RuntimeError` past ``max_level``."""
+    cost moves by less than ``max(tol, rtol * cost)`` (cost per unit time); return the policy
+    at the final level with the ``history`` of ``(L, cost)``. Raises
+    :class:`~queue_routing.errors.AccuracyError` (a ``ValueError``) past ``max_level`` or
+    when relative value iteration does not converge at a level."""
     rvi_tol = tol / 100.0 if rvi_tol is None else rvi_tol
     level = int(truncation)
-    res = optimal_policy(instance, level, rvi_tol)
+    run = {"progress": progress, "truncation_losses": truncation_losses, "max_iter": max_iter}
+    res = optimal_policy(instance, level, rvi_tol, **run)
+    _check_rvi(res)
     history = [(level, res.cost)]
     while True:
         nxt = max(level + 1, math.ceil(factor * level))
         if nxt > max_level:
-            raise RuntimeError(
-                f"optimal cost not stable to {tol:g} below truncation {max_level}: "
-                f"history {history}"
+            raise AccuracyError(
+                f"truncation: optimal cost not stable to {max(tol, rtol * abs(res.cost)):.3g} "
+                f"below level {max_level} (last levels and costs {history[-3:]})"
             )
-        new = optimal_policy(instance, nxt, rvi_tol, h0=res.relative_values)
+        new = optimal_policy(instance, nxt, rvi_tol, h0=res.relative_values, **run)
+        _check_rvi(new)
         history.append((nxt, new.cost))
-        if abs(new.cost - res.cost) < tol:
+        if abs(new.cost - res.cost) < max(tol, rtol * abs(new.cost)):
             return OptimalPolicy(**{**new.__dict__, "history": tuple(history)})
         level, res = nxt, new
+
+
+def _check_rvi(res: OptimalPolicy) -> None:
+    if not res.converged:
+        raise AccuracyError(
+            f"truncation: relative value iteration at level {res.truncation} did not converge "
+            f"in {res.iterations} iterations (span {res.upper - res.lower:.3g})"
+        )

@@ -18,7 +18,13 @@ import numpy as np
 
 __all__ = [
     "DEADLINE_KINDS",
+    "DEADLINE_RANGE",
     "DEADLINE_TARGETS",
+    "MAX_CLUSTERS",
+    "MAX_REJECTION_COST_RATE",
+    "MAX_SERVERS",
+    "RATE_RANGE",
+    "REJECTION_COST_RANGE",
     "Cluster",
     "Deadline",
     "Instance",
@@ -54,18 +60,45 @@ class UnstableInstanceError(InstanceError):
         )
 
 
-def _number(name: str, value: Any, *, low: float, strict: bool) -> float:
-    if isinstance(value, bool):
-        raise InstanceError(f"{name} must be a number, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InstanceError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise InstanceError(f"{name} must be finite, got {x}")
-    if (strict and not x > low) or (not strict and not x >= low):
-        raise InstanceError(f"{name} = {x:g} must be {'>' if strict else '>='} {low:g}")
-    return x
+#: Accepted ranges (the units are those of the instance: jobs and time units). Rates and
+#: deadlines span 24 orders of magnitude around the unit, servers up to a million per
+#: cluster: every accepted instance computes finite results in double precision (products
+#: such as ``m mu t`` stay below 1e30 and ``lam / mu`` below 1e24), and a researcher can
+#: always rescale the time unit into this range.
+RATE_RANGE = (1e-12, 1e12)
+DEADLINE_RANGE = (1e-12, 1e12)
+MAX_SERVERS = 10**6
+#: ``R`` is in units of the miss cost; up to 1e300 (effectively "never reject unless
+#: forced"), with ``R * lam <= 1e306`` so that every cost rate is a finite double.
+REJECTION_COST_RANGE = (1e-12, 1e300)
+MAX_REJECTION_COST_RATE = 1e306
+#: At most this many clusters in one instance.
+MAX_CLUSTERS = 10_000
+
+
+def _number(name: str, value: Any, *, low: float, high: float, allow_low: bool = True) -> float:
+    """A JSON number (int or float, not bool, not a string) in ``[low, high]`` (``(low,
+    high]`` without ``allow_low``), as a float; one-line :class:`InstanceError` otherwise."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise InstanceError(f"{name} must be a JSON number, got {_show(value)}")
+    if isinstance(value, np.complexfloating):
+        raise InstanceError(f"{name} must be a real number, got {_show(value)}")
+    if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
+        raise InstanceError(f"{name} must be finite, got {_show(value)}")
+    # compare before converting: an int such as 10**400 has no float
+    ok = (low <= value if allow_low else low < value) and value <= high
+    if not ok:
+        bracket = "[" if allow_low else "("
+        raise InstanceError(f"{name} = {_show(value)} must lie in {bracket}{low:g}, {high:g}]")
+    return float(value)
+
+
+def _show(value: Any) -> str:
+    """A short rendering of a rejected value (huge ints are summarised)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
+        return f"an integer with {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -79,7 +112,8 @@ class Deadline:
         ``"exponential"`` (``tau ~ Exp`` with mean ``mean = 1/theta``).
     t, low, high, mean:
         The parameters of ``kind`` (units of time); the others must be ``None``.
-        ``t > 0``; ``0 <= low < high``; ``mean > 0``.
+        ``t`` and ``mean`` in ``[1e-12, 1e12]``; ``0 <= low < high <= 1e12``,
+        ``high >= 1e-12`` (JSON numbers; see :data:`DEADLINE_RANGE`).
     on:
         ``"response"`` (arrival to end of service, the paper's default) or ``"waiting"``
         (arrival to start of service).
@@ -94,25 +128,32 @@ class Deadline:
 
     def __post_init__(self) -> None:
         if self.kind not in DEADLINE_KINDS:
-            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {self.kind!r}")
+            raise InstanceError(
+                f"deadline.kind must be one of {DEADLINE_KINDS}, got {_show(self.kind)}"
+            )
         if self.on not in DEADLINE_TARGETS:
-            raise InstanceError(f"deadline.on must be one of {DEADLINE_TARGETS}, got {self.on!r}")
+            raise InstanceError(
+                f"deadline.on must be one of {DEADLINE_TARGETS}, got {_show(self.on)}"
+            )
         wanted = _KIND_KEYS[self.kind]
         for key in ("t", "low", "high", "mean"):
             value = getattr(self, key)
             if key in wanted:
                 if value is None:
-                    raise InstanceError(f"deadline.{key} is required for kind {self.kind!r}")
+                    raise InstanceError(f"deadline.{key} is required for kind {_show(self.kind)}")
             elif value is not None:
-                raise InstanceError(f"deadline.{key} is not a parameter of kind {self.kind!r}")
+                raise InstanceError(f"deadline.{key} is not a parameter of kind {_show(self.kind)}")
+        lo, hi = DEADLINE_RANGE
         if self.kind == "constant":
-            object.__setattr__(self, "t", _number("deadline.t", self.t, low=0.0, strict=True))
+            object.__setattr__(self, "t", _number("deadline.t", self.t, low=lo, high=hi))
         elif self.kind == "exponential":
-            mean = _number("deadline.mean", self.mean, low=0.0, strict=True)
+            mean = _number("deadline.mean", self.mean, low=lo, high=hi)
             object.__setattr__(self, "mean", mean)
         else:
-            low = _number("deadline.low", self.low, low=0.0, strict=False)
-            high = _number("deadline.high", self.high, low=low, strict=True)
+            low = _number("deadline.low", self.low, low=0.0, high=hi, allow_low=True)
+            high = _number("deadline.high", self.high, low=lo, high=hi)
+            if not high > low:
+                raise InstanceError(f"deadline.high = {high:g} must be > deadline.low = {low:g}")
             object.__setattr__(self, "low", low)
             object.__setattr__(self, "high", high)
 
@@ -131,7 +172,7 @@ class Deadline:
         """Rate ``1/mean`` of an exponential deadline (per unit time)."""
         if self.kind != "exponential":
             raise InstanceError(
-                f"deadline.theta is only defined for kind 'exponential', not {self.kind!r}"
+                f"deadline.theta is only defined for kind 'exponential', not {_show(self.kind)}"
             )
         return 1.0 / self.mean
 
@@ -154,11 +195,13 @@ class Deadline:
             raise InstanceError("deadline is missing key 'kind'")
         kind = data["kind"]
         if kind not in DEADLINE_KINDS:
-            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {kind!r}")
+            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {_show(kind)}")
         allowed = {"kind", "on", *_KIND_KEYS[kind]}
         extra = sorted(set(data) - allowed)
         if extra:
-            raise InstanceError(f"deadline of kind {kind!r} has unknown key(s): {', '.join(extra)}")
+            raise InstanceError(
+                f"deadline of kind {_show(kind)} has unknown key(s): {', '.join(extra)}"
+            )
         params = {k: data.get(k) for k in _KIND_KEYS[kind]}
         target = data.get("on", on if on is not None else "response")
         return cls(kind=kind, on=target, **params)
@@ -174,20 +217,20 @@ class Deadline:
 
 @dataclass(frozen=True)
 class Cluster:
-    """One cluster: ``servers`` (m >= 1, integer) exponential servers of rate ``rate``
-    (mu > 0, jobs per unit time per server), FCFS, unlimited buffer."""
+    """One cluster: ``servers`` (integer m in 1..10**6) exponential servers of rate ``rate``
+    (mu in [1e-12, 1e12] jobs per unit time per server), FCFS, unlimited buffer."""
 
     servers: int
     rate: float
 
     def __post_init__(self) -> None:
         m = self.servers
-        if isinstance(m, bool) or not isinstance(m, int | np.integer | float):
-            raise InstanceError(f"servers must be an integer >= 1, got {m!r}")
-        if not (math.isfinite(float(m)) and float(m) == int(m) and int(m) >= 1):
-            raise InstanceError(f"servers must be an integer >= 1, got {m!r}")
-        object.__setattr__(self, "servers", int(m))
-        object.__setattr__(self, "rate", _number("service_rates", self.rate, low=0.0, strict=True))
+        servers = _number("servers", m, low=1, high=MAX_SERVERS)
+        if servers != math.floor(servers):
+            raise InstanceError(f"servers must be an integer in 1..{MAX_SERVERS}, got {_show(m)}")
+        object.__setattr__(self, "servers", int(servers))
+        lo, hi = RATE_RANGE
+        object.__setattr__(self, "rate", _number("service_rates", self.rate, low=lo, high=hi))
 
     @property
     def capacity(self) -> float:
@@ -202,12 +245,16 @@ class Instance:
     Attributes
     ----------
     arrival_rate:
-        ``lam > 0``, jobs per unit time.
+        ``lam`` in ``[1e-12, 1e12]``, jobs per unit time.
     clusters:
-        Tuple of :class:`Cluster` (at least one).
+        Tuple of :class:`Cluster` (1 to :data:`MAX_CLUSTERS`), numbered from 1 in messages.
     rejection_cost:
-        ``R > 0`` (cost per rejected job) or ``None`` for pure routing, which then requires
-        ``lam < sum_k m_k mu_k`` (else :class:`UnstableInstanceError` naming the deficit).
+        ``R`` in ``[1e-12, 1e300]`` (cost per rejected job, with ``R lam <= 1e306``) or
+        ``None`` for pure routing, which then requires ``lam < sum_k m_k mu_k`` (else
+        :class:`UnstableInstanceError` naming the deficit).
+
+    Every number must be a JSON number (``int`` or ``float``; ``true`` and ``"3.5"`` are
+    refused with a one-line :class:`InstanceError` naming the field).
     deadline:
         The :class:`Deadline` law shared by all jobs (a miss costs 1).
 
@@ -226,19 +273,29 @@ class Instance:
     deadline: Deadline
 
     def __post_init__(self) -> None:
-        lam = _number("arrival_rate", self.arrival_rate, low=0.0, strict=True)
+        lam = _number("arrival_rate", self.arrival_rate, low=RATE_RANGE[0], high=RATE_RANGE[1])
         object.__setattr__(self, "arrival_rate", lam)
+        if not isinstance(self.clusters, tuple | list):
+            raise InstanceError("clusters must be a tuple of Cluster")
         clusters = tuple(self.clusters)
         if not clusters:
             raise InstanceError("clusters must hold at least one cluster")
+        if len(clusters) > MAX_CLUSTERS:
+            raise InstanceError(f"clusters: at most {MAX_CLUSTERS} clusters, got {len(clusters)}")
         for k, c in enumerate(clusters):
             if not isinstance(c, Cluster):
-                raise InstanceError(f"clusters[{k}] must be a Cluster, got {type(c).__name__}")
+                raise InstanceError(f"cluster {k + 1} must be a Cluster, got {type(c).__name__}")
         object.__setattr__(self, "clusters", clusters)
         if not isinstance(self.deadline, Deadline):
             raise InstanceError("deadline must be a Deadline")
         if self.rejection_cost is not None:
-            r = _number("rejection_cost", self.rejection_cost, low=0.0, strict=True)
+            lo, hi = REJECTION_COST_RANGE
+            r = _number("rejection_cost", self.rejection_cost, low=lo, high=hi)
+            if r * lam > MAX_REJECTION_COST_RATE:
+                raise InstanceError(
+                    f"rejection_cost * arrival_rate = {r * lam:.3g} must be <= "
+                    f"{MAX_REJECTION_COST_RATE:g} (cost rates must be finite doubles)"
+                )
             object.__setattr__(self, "rejection_cost", r)
         else:
             deficit = lam - self.capacity
@@ -299,8 +356,9 @@ class Instance:
         if extra:
             raise InstanceError(f"instance has unknown key(s): {', '.join(extra)}")
         servers, rates = data["servers"], data["service_rates"]
-        if not isinstance(servers, list | tuple) or not isinstance(rates, list | tuple):
-            raise InstanceError("servers and service_rates must be lists")
+        for key, value in (("servers", servers), ("service_rates", rates)):
+            if not isinstance(value, list | tuple):
+                raise InstanceError(f"{key} must be a list, got {_show(value)}")
         if len(servers) != len(rates):
             raise InstanceError(
                 f"servers has length {len(servers)} but service_rates has length {len(rates)}"
@@ -310,7 +368,7 @@ class Instance:
             try:
                 clusters.append(Cluster(m, mu))
             except InstanceError as exc:
-                raise InstanceError(f"cluster {k}: {exc}") from None
+                raise InstanceError(f"cluster {k + 1}: {exc}") from None
         return cls(
             arrival_rate=data["arrival_rate"],
             clusters=tuple(clusters),

@@ -7,18 +7,29 @@ take: the Bernoulli-splitting probabilities (:func:`split_probabilities`), the i
 the truncated chain of :mod:`.markov`, or simulation by :mod:`.simulation`).
 
 Errors in the arguments of this layer are :class:`PolicyError` (a ``ValueError``) with a
-one-line message that starts with the argument's name.
+one-line message that starts with the argument's name; an answer the code cannot trust (a
+truncation or an index table that still decides the result) raises
+:class:`~queue_routing.errors.AccuracyError` instead of being returned.
+
+Limits (each refused with a :class:`PolicyError`): index functions and simulation tables
+up to :data:`~queue_routing.deadlines.indices.MAX_UPTO` jobs per cluster; an explicit
+truncation level with at most 2 000 000 states; simulations of at most
+:data:`MAX_SIMULATED_ARRIVALS` arrivals per replication.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..errors import AccuracyError
 from .indices import (
+    MAX_UPTO,
     IndexabilityCheck,
     IndexabilityWarning,
     check_indexable,
@@ -27,23 +38,35 @@ from .indices import (
     rb_index,
 )
 from .markov import (
+    _MAX_STATES,
     ChainResult,
     evaluate_actions,
     evaluate_index_policy,
     evaluate_split,
+    optimal_policy,
     optimal_policy_converged,
 )
-from .model import Instance
+from .miss import f as miss_rate_of
+from .model import Instance, _show
 from .simulation import SimulationResult, simulate
 from .splitting import BernoulliSplit, optimal_split
 
 __all__ = [
+    "AUTO_FACTOR",
+    "AUTO_MAX_ITERATIONS",
+    "AUTO_MAX_LEVEL",
+    "AUTO_MAX_STATES",
+    "AUTO_RTOL",
+    "AUTO_START",
+    "AUTO_TRUNCATION_TOL",
     "INDEX_POLICIES",
+    "MAX_SIMULATED_ARRIVALS",
     "METHODS",
     "POLICIES",
     "POLICY_DESCRIPTIONS",
     "IndexTable",
     "PolicyError",
+    "TableBoundWarning",
     "evaluate",
     "index_function",
     "index_table",
@@ -75,6 +98,27 @@ METHODS = ("exact", "simulation")
 
 _SATURATION = 1e-6  # PI clamps a BS-saturated cluster's rate to (1 - this) m_k mu_k
 
+#: Automatic truncation of ``evaluate(..., method="exact", truncation=None)``: the level
+#: starts at ``AUTO_START[n]`` and grows by ``AUTO_FACTOR`` until the cost moves by less
+#: than ``AUTO_RTOL`` (relative) between two levels and the arrivals whose decision the
+#: level changed are at most ``AUTO_TRUNCATION_TOL`` of all; the level stays within
+#: ``AUTO_MAX_STATES`` states and ``AUTO_MAX_LEVEL`` jobs per cluster (499 for two clusters,
+#: 62 for three, 20 000 for one), beyond which :class:`~queue_routing.errors.AccuracyError`.
+AUTO_START = {1: 60, 2: 60, 3: 30}
+AUTO_FACTOR = 1.5
+AUTO_RTOL = 1e-6
+AUTO_TRUNCATION_TOL = 1e-8
+AUTO_MAX_STATES = 250_000
+AUTO_MAX_LEVEL = 20_000
+#: Relative value iteration (policy ``"optimal"``) at one automatic level stops here.
+AUTO_MAX_ITERATIONS = 50_000
+#: Most arrivals (``lam * (warmup + horizon)``) one simulated replication may have.
+MAX_SIMULATED_ARRIVALS = 10**10
+
+
+class TableBoundWarning(UserWarning):
+    """A simulation in which the end of an index table may have decided some arrivals."""
+
 
 class PolicyError(ValueError):
     """A bad argument of the policy layer; ``argument`` names it, and so does the message."""
@@ -85,9 +129,41 @@ class PolicyError(ValueError):
 
 
 def _check_policy(policy: Any, allowed: tuple[str, ...] = POLICIES) -> str:
-    if policy not in allowed:
-        raise PolicyError("policy", f"policy must be one of {', '.join(allowed)}; got {policy!r}")
+    if not isinstance(policy, str) or policy not in allowed:
+        raise PolicyError(
+            "policy", f"policy must be one of {', '.join(allowed)}; got {_show(policy)}"
+        )
     return policy
+
+
+def _check_instance(instance: Any) -> Instance:
+    if not isinstance(instance, Instance):
+        raise PolicyError(
+            "instance", f"instance must be an Instance, got {type(instance).__name__}"
+        )
+    return instance
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """An integer in ``low..high`` (``PolicyError`` naming ``name`` otherwise)."""
+    if not _is_int(value) or value < low or (high is not None and value > high):
+        allowed = f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
+        raise PolicyError(name, f"{name} must be {allowed}, got {_show(value)}")
+    return int(value)
+
+
+def _check_time(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        raise PolicyError(name, f"{name} must be a number, got {_show(value)}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        sign = ">=" if allow_zero else ">"
+        raise PolicyError(name, f"{name} must be finite and {sign} 0, got {_show(value)}")
+    return v
 
 
 # -- Bernoulli splitting -------------------------------------------------------------------
@@ -152,33 +228,39 @@ def _index_row(
     note = None
     if lam_k >= c.capacity * (1 - _SATURATION):
         lam_k = c.capacity * (1 - _SATURATION)
-        note = f"cluster {k}: BS rate saturated, PI uses lam_k = {lam_k:.9g}"
+        note = f"cluster {k + 1}: BS rate saturated, PI uses lam_k = {lam_k:.9g}"
     return pi_index(c, dl, lam_k, upto), note
 
 
 def _warn_not_indexable(policy: str, k: int, chk: IndexabilityCheck) -> None:
     warnings.warn(
-        f"{policy} index of cluster {k} is not nondecreasing at x = "
+        f"{policy} index of cluster {k + 1} is not nondecreasing at x = "
         f"{list(chk.violations)[:10]} (max drop {chk.max_drop:.3g})",
         IndexabilityWarning,
         stacklevel=3,
     )
 
 
-def index_table(instance: Instance, policy: str, upto: int) -> IndexTable:
+def index_table(
+    instance: Instance, policy: str, upto: int, *, split: BernoulliSplit | None = None
+) -> IndexTable:
     """Index table of ``policy`` in :data:`INDEX_POLICIES` for every cluster of ``instance``.
 
     PI uses the rates of :func:`~queue_routing.deadlines.splitting.optimal_split`; a cluster
     that BS saturates (``lam_k = m_k mu_k``) has no stationary relative values, so its rate is
-    clamped to ``(1 - 1e-6) m_k mu_k`` (recorded in ``notes``). RB feeds every cluster the
-    whole stream ``lam``. A row failing the indexability check raises an
-    :class:`~queue_routing.deadlines.indices.IndexabilityWarning` and is reported in
-    ``checks`` (never hidden).
+    clamped to ``(1 - 1e-6) m_k mu_k`` (recorded in ``notes``; clusters numbered from 1).
+    RB feeds every cluster the whole stream ``lam``. A row failing the indexability check
+    raises an :class:`~queue_routing.deadlines.indices.IndexabilityWarning` and is reported
+    in ``checks`` (never hidden). ``upto`` is at most
+    :data:`~queue_routing.deadlines.indices.MAX_UPTO`; ``split`` reuses a PI split.
     """
+    _check_instance(instance)
     _check_policy(policy, INDEX_POLICIES)
+    upto = _check_int("upto", upto, 0, MAX_UPTO)
     rates = np.zeros(0)
     if policy == "pi":
-        rates = np.array(optimal_split(instance).rates, dtype=float)
+        split = optimal_split(instance) if split is None else split
+        rates = np.array(split.rates, dtype=float)
     rows, notes = [], []
     for k in range(instance.n_clusters):
         row, note = _index_row(instance, policy, k, upto, rates)
@@ -198,9 +280,11 @@ def index_function(instance: Instance, policy: str, cluster: int, upto: int) -> 
     """``nu(0..upto)`` of one cluster under the index policy ``policy`` (in
     :data:`INDEX_POLICIES`); ``cluster`` is the cluster's number from 1 to ``n``.
 
-    The row equals that of :func:`index_table` (only this cluster's row is computed; PI
-    still solves the instance's Bernoulli splitting for the cluster's rate), with the same
-    :class:`~queue_routing.deadlines.indices.IndexabilityWarning` if it is not monotone.
+    The row equals that of :func:`index_table` (only this cluster's row is computed, in
+    ``O(upto)``; PI still solves the instance's Bernoulli splitting for the cluster's rate),
+    with the same :class:`~queue_routing.deadlines.indices.IndexabilityWarning` if it is not
+    monotone. ``upto`` is at most :data:`~queue_routing.deadlines.indices.MAX_UPTO` (100 000
+    jobs; :class:`PolicyError` beyond).
 
     A job finding a free server misses a response deadline ``t`` iff its service outlasts
     ``t``, so IO's index is ``e^{-mu t}`` below ``m`` jobs (here ``m = 3``, ``mu = 1``):
@@ -216,16 +300,12 @@ def index_function(instance: Instance, policy: str, cluster: int, upto: int) -> 
     >>> bool((index_function(inst, "pi", 2, 4) == index_table(inst, "pi", 4).table[1]).all())
     True
     """
+    _check_instance(instance)
     _check_policy(policy, INDEX_POLICIES)
     n = instance.n_clusters
-    if (
-        isinstance(cluster, bool)
-        or not isinstance(cluster, int | np.integer)
-        or not 1 <= cluster <= n
-    ):
-        raise PolicyError("cluster", f"cluster must be in 1..{n}, got {cluster!r}")
-    if isinstance(upto, bool) or not isinstance(upto, int | np.integer) or upto < 0:
-        raise PolicyError("upto", f"upto must be an integer >= 0, got {upto!r}")
+    if not _is_int(cluster) or not 1 <= cluster <= n:
+        raise PolicyError("cluster", f"cluster must be in 1..{n}, got {_show(cluster)}")
+    upto = _check_int("upto", upto, 0, MAX_UPTO)
     rates = np.array(optimal_split(instance).rates, dtype=float) if policy == "pi" else None
     row, _ = _index_row(instance, policy, int(cluster) - 1, int(upto), rates)
     chk = check_indexable(row)
@@ -246,32 +326,68 @@ def simulate_policy(
     keys: tuple = (),
     table_size: int = 400,
     table: IndexTable | None = None,
+    progress: Callable[..., Any] | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` (``"bs"`` or one of :data:`INDEX_POLICIES`) on ``instance`` with
     :func:`~queue_routing.deadlines.simulation.simulate`.
 
     BS routes by :func:`split_probabilities`; an index policy by its :func:`index_table`
-    over ``x = 0..table_size`` (beyond it a cluster is treated as full), or by ``table`` if
-    given (an index table of this policy already computed, e.g. for its indexability).
-    ``warmup`` defaults to ``0.1 * horizon``; ``seed`` and ``keys`` seed the replications.
+    over ``x = 0..table_size`` (``1 <= table_size <= MAX_UPTO``; beyond it a cluster is
+    treated as full), or by ``table`` if given (an index table of this policy already
+    computed, e.g. for its indexability). ``warmup`` defaults to ``0.1 * horizon``; ``seed``
+    and ``keys`` seed the replications.
+
+    If the end of the table may have changed the decision of any measured arrival (a
+    cluster beyond its table whose last index is not above the chosen index or ``R``), the
+    result is that of the truncated policy: the count is the result's ``table_bound`` and a
+    :class:`TableBoundWarning` says so (:func:`evaluate` raises
+    :class:`~queue_routing.errors.AccuracyError` instead).
     """
+    _check_instance(instance)
     _check_policy(policy, ("bs", *INDEX_POLICIES))
-    if warmup is None:
-        warmup = 0.1 * horizon
+    horizon = _check_time("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
+    replications = _check_int("replications", replications, 2)
+    seed = _check_int("seed", seed, 0)
+    if not isinstance(keys, tuple | list):
+        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+    arrivals = instance.arrival_rate * (warmup + horizon)
+    if arrivals > MAX_SIMULATED_ARRIVALS:
+        raise PolicyError(
+            "horizon",
+            f"horizon: arrival_rate * (warmup + horizon) = {arrivals:.3g} arrivals per "
+            f"replication exceeds {MAX_SIMULATED_ARRIVALS:.0e}",
+        )
     run = {
         "horizon": horizon,
         "warmup": warmup,
         "replications": replications,
         "seed": seed,
         "keys": tuple(keys),
+        "progress": progress,
     }
     if policy == "bs":
         return simulate(instance, split=split_probabilities(instance), **run)
     if table is None:
-        table = index_table(instance, policy, table_size)
+        table = index_table(instance, policy, _check_int("table_size", table_size, 1, MAX_UPTO))
+    elif not isinstance(table, IndexTable):
+        raise PolicyError("table", f"table must be an IndexTable, got {type(table).__name__}")
     elif table.policy != policy:
-        raise PolicyError("table", f"table is an index table of {table.policy!r}, not {policy!r}")
-    return simulate(instance, index=table.table, **run)
+        raise PolicyError(
+            "table", f"table is an index table of {table.policy!r}, not {_show(policy)}"
+        )
+    res = simulate(instance, index=table.table, **run)
+    if res.table_bound:
+        warnings.warn(_table_bound_message(res, table), TableBoundWarning, stacklevel=2)
+    return res
+
+
+def _table_bound_message(res: SimulationResult, table: IndexTable) -> str:
+    return (
+        f"table_size: the end of the index table (x <= {table.table.shape[1] - 1}) may have "
+        f"decided {res.table_bound} measured arrivals (a cluster beyond it counts as full); "
+        "raise table_size"
+    )
 
 
 # -- the library entry point ---------------------------------------------------------------
@@ -287,26 +403,43 @@ def evaluate(
     table_size: int = 400,
     seed: int = 0,
     keys: tuple = (),
+    progress: Callable[..., Any] | None = None,
 ) -> ChainResult | SimulationResult:
     """Cost, rejection and miss rates of ``policy`` (one of :data:`POLICIES`) on ``instance``.
 
-    ``method="exact"`` (at most 3 clusters) solves the chain truncated at level
-    ``truncation`` (default 60 for up to 2 clusters, 30 for 3): BS by
-    :func:`~queue_routing.deadlines.markov.evaluate_split`, an index policy by its
-    :func:`index_table` up to the truncation level, and ``"optimal"`` (2 clusters only) by
-    relative value iteration with the level raised until the cost is stable
-    (:func:`~queue_routing.deadlines.markov.optimal_policy_converged`), then the exact
-    evaluation of its decision table; returns a
-    :class:`~queue_routing.deadlines.markov.ChainResult`.
+    ``method="exact"`` (at most 3 clusters):
+
+    * with ``truncation=None`` (the default) the answer does not depend on a truncation:
+      BS is its closed form ``R lam_0 + sum_k f_k(lam_k)`` (no chain, ``truncation`` None);
+      an index policy and ``"optimal"`` (2 clusters) are solved on the chain truncated at
+      levels ``AUTO_START[n]`` (60, or 30 for three clusters), times :data:`AUTO_FACTOR`,
+      ... until the cost moves by less than :data:`AUTO_RTOL` (relative) between two levels
+      and the rate of arrivals whose decision the level changed is at most
+      :data:`AUTO_TRUNCATION_TOL` of ``lam``; jobs the truncation turns away are then
+      counted as lost (not charged ``R``: see :mod:`.markov`). The level stays within
+      :data:`AUTO_MAX_STATES` states (499 for two clusters, 62 for three) and
+      :data:`AUTO_MAX_LEVEL`; if the cost is not stable there,
+      :class:`~queue_routing.errors.AccuracyError` gives the level reached and the last
+      change. The result's ``history`` lists ``(level, cost)``.
+    * with an explicit ``truncation`` (an integer >= 1, at most 2 000 000 states) the chain
+      is solved at that level only, as it stands: an index policy by its
+      :func:`index_table` up to the level (a rejection the level forces is charged ``R`` and
+      reported as ``forced_rejection_rate``), BS by
+      :func:`~queue_routing.deadlines.markov.evaluate_split`, ``"optimal"`` by relative value
+      iteration at the level; the result carries the diagnostics ``truncation_rate``,
+      ``lost_rate``, ``boundary_mass``, ``forced_rejection_rate``.
+
+    Returns a :class:`~queue_routing.deadlines.markov.ChainResult`.
 
     ``method="simulation"`` (not for ``"optimal"``) runs :func:`simulate_policy`:
     ``replications`` runs of ``warmup`` (default ``0.1 * horizon``) plus ``horizon`` time
-    units, index tables over ``x = 0..table_size``, streams from ``seed`` and ``keys``;
-    returns a :class:`~queue_routing.deadlines.simulation.SimulationResult`.
+    units, index tables over ``x = 0..table_size`` (an :class:`AccuracyError` if the end of
+    the table decided a measured arrival), streams from ``seed`` and ``keys``; returns a
+    :class:`~queue_routing.deadlines.simulation.SimulationResult`.
 
     Both results' ``to_dict()`` give ``{"cost_rate", "rejection_rate", "miss_rate",
     "ci95"}`` (``ci95`` is ``None`` for the exact method). Bad arguments raise a
-    ``ValueError`` (:class:`PolicyError` for the dispatch) whose message names the argument.
+    :class:`PolicyError` whose message starts with the argument's name.
 
     The optimal policy is never beaten, and simulation agrees with the exact chain:
 
@@ -325,32 +458,50 @@ def evaluate(
     >>> sim = evaluate(inst, "pi", method="simulation", horizon=2000.0, table_size=60)
     >>> bool(abs(sim.cost - exact["pi"].cost) < 3 * sim.ci95), sim.replications
     (True, 10)
+    >>> auto = evaluate(inst, "pi")  # the level raised until the cost is stable
+    >>> auto.truncation > 60, bool(abs(auto.cost - exact["pi"].cost) < 1e-3)
+    (True, True)
     """
+    _check_instance(instance)
     _check_policy(policy)
+    if not isinstance(method, str) or method not in METHODS:
+        raise PolicyError(
+            "method", f"method must be one of {', '.join(METHODS)}; got {_show(method)}"
+        )
     n = instance.n_clusters
     if method == "exact":
         if n > 3:
             raise PolicyError(
                 "method", f"method exact handles at most 3 clusters, got {n}; use simulation"
             )
-        level = (60 if n <= 2 else 30) if truncation is None else truncation
-        if policy == "optimal":
-            if n != 2:
-                raise PolicyError(
-                    "policy", f"policy optimal is implemented for 2 clusters, got {n}"
-                )
-            opt = optimal_policy_converged(instance, level)
-            return evaluate_actions(instance, opt.actions, opt.truncation)
-        if policy == "bs":
-            return evaluate_split(instance, level)
-        table = index_table(instance, policy, level).table
-        return evaluate_index_policy(instance, table, level)
-    if method == "simulation":
-        if policy == "optimal":
+        if policy == "optimal" and n != 2:
+            raise PolicyError("policy", f"policy optimal is implemented for 2 clusters, got {n}")
+        if truncation is None:
+            return _evaluate_auto(instance, policy, progress)
+        level = _check_int("truncation", truncation, 1)
+        if (level + 1) ** n > _MAX_STATES:
             raise PolicyError(
-                "policy", "policy optimal is evaluated exactly only (use method exact)"
+                "truncation",
+                f"truncation: (truncation + 1)^{n} = {(level + 1) ** n:.3g} states exceeds "
+                f"{_MAX_STATES}",
             )
-        return simulate_policy(
+        if policy == "optimal":
+            opt = optimal_policy(instance, level, progress=progress)
+            if not opt.converged:
+                raise AccuracyError(
+                    f"truncation: relative value iteration at level {level} did not converge "
+                    f"in {opt.iterations} iterations (span {opt.upper - opt.lower:.3g})"
+                )
+            return _finite(evaluate_actions(instance, opt.actions, level))
+        if policy == "bs":
+            return _finite(evaluate_split(instance, level))
+        table = index_table(instance, policy, level).table
+        return _finite(evaluate_index_policy(instance, table, level))
+    if policy == "optimal":
+        raise PolicyError("policy", "policy optimal is evaluated exactly only (use method exact)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TableBoundWarning)
+        res = simulate_policy(
             instance,
             policy,
             horizon=horizon,
@@ -359,5 +510,131 @@ def evaluate(
             seed=seed,
             keys=keys,
             table_size=table_size,
+            progress=progress,
         )
-    raise PolicyError("method", f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if res.table_bound:
+        raise AccuracyError(
+            f"table_size: the end of the index table (x <= {table_size}) may have decided "
+            f"{res.table_bound} measured arrivals (a cluster beyond it counts as full); "
+            "raise table_size"
+        )
+    if not math.isfinite(res.cost):
+        raise AccuracyError(f"the simulated cost rate is not finite ({res.cost})")
+    return res
+
+
+def _finite(res: ChainResult) -> ChainResult:
+    if not math.isfinite(res.cost):
+        raise AccuracyError(f"truncation: the cost rate at level {res.truncation} is {res.cost}")
+    return res
+
+
+def _max_level(n: int) -> int:
+    """Largest automatic level: ``(L + 1)^n <= AUTO_MAX_STATES`` and ``L <= AUTO_MAX_LEVEL``."""
+    level = round(AUTO_MAX_STATES ** (1.0 / n)) + 1
+    while (level + 1) ** n > AUTO_MAX_STATES:
+        level -= 1
+    return min(level, AUTO_MAX_LEVEL)
+
+
+def _levels(n: int):
+    level, top = AUTO_START[n], _max_level(n)
+    while True:
+        yield level
+        if level >= top:
+            return
+        level = min(top, max(level + 1, math.ceil(AUTO_FACTOR * level)))
+
+
+def _stable(old: float, new: float) -> bool:
+    return abs(new - old) <= AUTO_RTOL * max(abs(new), abs(old))
+
+
+def _split_result(instance: Instance) -> ChainResult:
+    """The BS cost in closed form (independent M/M/m queues; no truncation)."""
+    split = optimal_split(instance)
+    lam_k = np.asarray(split.rates, dtype=float)
+    miss_k = np.array(
+        [
+            miss_rate_of(float(min(r, c.capacity)), c.servers, c.rate, instance.deadline)
+            for r, c in zip(lam_k, instance.clusters, strict=True)
+        ]
+    )
+    rejected = float(split.rejected_rate)
+    r_cost = instance.rejection_cost
+    miss = float(miss_k.sum())
+    cost = miss + (0.0 if r_cost is None else r_cost * rejected)
+    return _finite(
+        ChainResult(
+            cost=cost,
+            rejection_rate=rejected,
+            miss_rate=miss,
+            cluster_miss_rate=miss_k,
+            cluster_admission_rate=lam_k.copy(),
+            lost_rate=0.0,
+            truncation_rate=0.0,
+            boundary_mass=0.0,
+            truncation=None,
+        )
+    )
+
+
+def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
+    """``evaluate(..., method="exact", truncation=None)`` (see :func:`evaluate`)."""
+    if policy == "bs":
+        return _split_result(instance)
+    n = instance.n_clusters
+    lam = instance.arrival_rate
+    if policy == "optimal":
+        # tolerances relative to the BS cost, an upper bound of the optimal cost
+        scale = max(_split_result(instance).cost, 1e-290)
+        opt = optimal_policy_converged(
+            instance,
+            AUTO_START[n],
+            AUTO_RTOL * scale,
+            max_level=_max_level(n),
+            rvi_tol=AUTO_RTOL * scale / 10.0,
+            rtol=AUTO_RTOL,
+            progress=progress,
+            truncation_losses=True,
+            max_iter=AUTO_MAX_ITERATIONS,
+        )
+        res = evaluate_actions(instance, opt.actions, opt.truncation)
+        if res.truncation_rate > AUTO_TRUNCATION_TOL * lam:
+            raise AccuracyError(
+                f"truncation: at level {opt.truncation} the truncation still decides "
+                f"{res.truncation_rate / lam:.3g} of the arrivals (tolerance "
+                f"{AUTO_TRUNCATION_TOL:g})"
+            )
+        return _finite(_with_history(res, opt.history))
+    split = optimal_split(instance) if policy == "pi" else None
+    history: list[tuple[int, float]] = []
+    prev = None
+    for level in _levels(n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IndexabilityWarning)
+            table = index_table(instance, policy, level, split=split)
+        res = evaluate_index_policy(instance, table.table, level, truncation_losses=True)
+        history.append((level, float(res.cost)))
+        if progress is not None:
+            progress(1, extra=f"truncation {level}, cost {res.cost:.9g}")
+        if (
+            prev is not None
+            and _stable(prev.cost, res.cost)
+            and res.truncation_rate <= AUTO_TRUNCATION_TOL * lam
+        ):
+            for k, chk in enumerate(table.checks):  # as index_table warns, at the final level
+                if not chk.indexable:
+                    _warn_not_indexable(policy, k, chk)
+            return _finite(_with_history(res, tuple(history)))
+        prev = res
+    change = abs(history[-1][1] - history[-2][1]) / max(abs(history[-1][1]), 1e-300)
+    raise AccuracyError(
+        f"truncation: the cost of {policy} is not stable up to level {history[-1][0]} "
+        f"(last relative change {change:.2g}, truncation rate {res.truncation_rate:.3g} per "
+        f"unit time; tolerances {AUTO_RTOL:g}, {AUTO_TRUNCATION_TOL:g} lam)"
+    )
+
+
+def _with_history(res: ChainResult, history: tuple) -> ChainResult:
+    return ChainResult(**{**res.__dict__, "history": tuple(history)})

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +62,7 @@ from numba import njit
 from ..checks import nonnegative_int, replication_count, time_length
 from ..seeding import seed_sequence
 from ..stats import Replicated, t_half_width
-from .model import Deadline, Instance
+from .model import Deadline, Instance, _show
 
 __all__ = [
     "MAX_JOBS_IN_CLUSTER",
@@ -167,11 +167,15 @@ def _kernel(
 ):  # pragma: no cover - compiled
     """One replication; returns ``(counts, per-cluster admitted, per-cluster misses, sums)``.
 
-    ``counts = [arrivals, rejections, admissions, misses, events, status]`` (arrivals in the
-    measurement window ``[t_warm, t_end)`` except ``events``, which counts arrivals plus
-    departures of admitted jobs over the whole run, each admitted job's departure counted at
-    its admission; ``status`` 1 if a cluster exceeded ``max_jobs``). ``sums = [sum of
-    response times, sum of waiting times]`` of the measured admitted jobs.
+    ``counts = [arrivals, rejections, admissions, misses, events, status, table_bound]``
+    (arrivals in the measurement window ``[t_warm, t_end)`` except ``events``, which counts
+    arrivals plus departures of admitted jobs over the whole run, each admitted job's
+    departure counted at its admission; ``status`` 1 if a cluster exceeded ``max_jobs``;
+    ``table_bound`` the measured arrivals that found a cluster beyond its row whose last
+    index is not above the chosen index or ``rcost``, i.e. whose decision the end of the
+    table may have changed). ``sums = [sum of response times, sum of waiting times]`` of the
+    measured admitted jobs. An index ``+inf`` within a row (beyond the doubles) is chosen
+    only in pure routing (``rcost = inf``) when every open cluster has it (lowest k).
     ``mode`` 0: index table (``index``, row lengths ``xlen``, reject iff min >= ``rcost``);
     mode 1: Bernoulli splitting with cumulative probabilities ``split_cum`` (``[p0, p0+p1,
     ...]``). ``kind``: 0 constant ``p1``, 1 uniform ``[p1, p2]``, 2 exponential mean ``p1``.
@@ -198,6 +202,7 @@ def _kernel(
     misses = 0
     events = 0
     status = 0
+    table_bound = 0
     resp_sum = 0.0
     wait_sum = 0.0
     inf = np.inf
@@ -214,6 +219,9 @@ def _kernel(
         dest = -1
         if mode == 0:
             best = inf
+            first_open = -1
+            beyond = False
+            beyond_min = inf
             width = queue.shape[1]
             for k in range(n):
                 w = waiting[k]
@@ -232,12 +240,23 @@ def _kernel(
                     for i in range(m[k]):
                         if free[k, i] > t:
                             x += 1
-                v = index[k, x] if x < xlen[k] else inf
-                if v < best:
-                    best = v
-                    dest = k
+                if x < xlen[k]:
+                    v = index[k, x]
+                    if first_open < 0:
+                        first_open = k
+                    if v < best:
+                        best = v
+                        dest = k
+                else:  # beyond the row: treated as full
+                    beyond = True
+                    if index[k, xlen[k] - 1] < beyond_min:
+                        beyond_min = index[k, xlen[k] - 1]
+            if counted and beyond and beyond_min <= min(best, rcost):
+                table_bound += 1
             if dest >= 0 and best >= rcost:
                 dest = -1
+            if dest < 0 and rcost == inf and first_open >= 0:
+                dest = first_open  # every open index is +inf (beyond the doubles)
         else:
             u = _uniform(rng)
             if u >= split_cum[0]:
@@ -290,7 +309,9 @@ def _kernel(
             if delay > tau:
                 misses += 1
                 miss_k[k] += 1
-    counts = np.array([arrivals, rejections, admissions, misses, events, status], dtype=np.int64)
+    counts = np.array(
+        [arrivals, rejections, admissions, misses, events, status, table_bound], dtype=np.int64
+    )
     sums = np.array([resp_sum, wait_sum])
     return counts, adm_k, miss_k, sums
 
@@ -336,6 +357,11 @@ class SimulationResult(Replicated):
         and their number per wall second of the compiled kernel.
     wall_seconds:
         Wall time (s), compilation included on a first call.
+    table_bound:
+        Measured arrivals (all replications) whose decision the end of the index table may
+        have changed: a cluster was beyond its row and the row's last index was not above
+        the chosen index (or ``R``). Nonzero means the result is that of the truncated
+        table, not of the policy (0 for Bernoulli splitting).
     """
 
     cost: float
@@ -365,6 +391,7 @@ class SimulationResult(Replicated):
     warmup: float
     seed: int
     keys: tuple = ()
+    table_bound: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
@@ -395,9 +422,14 @@ def _index_table(index: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     table = np.full((n, width), np.inf)
     xlen = np.zeros(n, dtype=np.int64)
     for k, r in enumerate(rows):
-        r = np.asarray(r, dtype=float).ravel()
+        try:
+            r = np.asarray(r, dtype=float).ravel()
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"index: the row of cluster {k + 1} must hold numbers") from None
+        if r.size == 0:
+            raise ValueError(f"index: the row of cluster {k + 1} is empty")
         if np.isnan(r).any():
-            raise ValueError(f"index row {k} contains NaN")
+            raise ValueError(f"index: the row of cluster {k + 1} contains NaN")
         table[k, : r.size] = r
         xlen[k] = r.size
     return table, xlen
@@ -422,6 +454,7 @@ def simulate(
     replications: int,
     seed: int,
     keys: tuple = (),
+    progress: Callable[[], Any] | None = None,
 ) -> SimulationResult:
     """Simulate one admission/routing policy on ``instance``; cost, rejection and miss rates
     with 95% CIs.
@@ -492,7 +525,9 @@ def simulate(
         mode = 1
         p = np.asarray(split, dtype=float).ravel()
         if p.size != n + 1 or np.any(~np.isfinite(p)) or np.any(p < 0):
-            raise ValueError(f"split must be n + 1 = {n + 1} probabilities >= 0, got {split!r}")
+            raise ValueError(
+                f"split must be n + 1 = {n + 1} probabilities >= 0, got {_show(split)}"
+            )
         if abs(p.sum() - 1.0) > 1e-9:
             raise ValueError(f"split must sum to 1, got {p.sum()!r}")
         if p[0] > 0 and rejection_cost is None:
@@ -516,6 +551,7 @@ def simulate(
     miss_k = np.zeros(n)
     cprob = np.empty((r_count, n))
     events = 0
+    table_bound = 0
     kernel_wall = 0.0
     t0 = time.perf_counter()
     for r in range(r_count):
@@ -530,7 +566,8 @@ def simulate(
                 f"a cluster exceeded {MAX_JOBS_IN_CLUSTER} jobs in replication {r}: the policy "
                 "is unstable at this arrival rate"
             )
-        _, n_rej, n_adm, n_miss, n_ev, _ = (int(c) for c in counts)
+        _, n_rej, n_adm, n_miss, n_ev, _, n_bound = (int(c) for c in counts)
+        table_bound += n_bound
         rej[r] = n_rej / h
         mis[r] = n_miss / h
         mprob[r] = n_miss / n_adm if n_adm else math.nan
@@ -541,6 +578,8 @@ def simulate(
         with np.errstate(invalid="ignore", divide="ignore"):
             cprob[r] = np.where(a_k > 0, m_k / np.maximum(a_k, 1), math.nan)
         events += n_ev
+        if progress is not None:
+            progress()
     wall = time.perf_counter() - t0
     with np.errstate(invalid="ignore"):
         costs = np.where(rej > 0, rcost * rej, 0.0) + mis
@@ -573,4 +612,5 @@ def simulate(
         warmup=w,
         seed=int(seed),
         keys=keys,
+        table_bound=table_bound,
     )

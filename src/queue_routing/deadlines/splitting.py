@@ -31,8 +31,9 @@ __all__ = ["BernoulliSplit", "ConvexityWarning", "optimal_split"]
 _GRID = 41
 
 
-class ConvexityWarning(RuntimeWarning):
-    """Some ``f_k'`` decreases on the check grid: ``f_k`` is not convex there."""
+class ConvexityWarning(UserWarning):
+    """Some ``f_k'`` decreases on the check grid: ``f_k`` is not convex there (a diagnostic
+    of the model, not a floating-point event: a ``UserWarning``)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class BernoulliSplit:
         The KKT level (cost per job): the common marginal miss rate ``f_k'(lam_k)`` of the
         clusters in use; equal to ``R`` when ``lam_0 > 0``.
     nonconvex:
-        Indices of clusters whose ``f_k`` failed the convexity check (normally empty).
+        Indices (from 0) of clusters whose ``f_k`` failed the convexity check (normally
+        empty); messages number the clusters from 1.
     info:
         Solver extras: ``f_prime_zero``, ``f_prime_cap`` (``f_k'(0)``, ``f_k'(m_k mu_k-)``).
     """
@@ -98,6 +100,30 @@ def _check_convexity(m: int, mu: float, deadline) -> bool:
     return bool(np.all(np.diff(d) >= -(slack[1:] + slack[:-1])))
 
 
+_FAR = 1e6  # a rejection cost this far above every f_k'(cap) is clipped for the search
+
+
+def _fill(rates: np.ndarray, caps: np.ndarray, d0: np.ndarray, residual: float, lam: float):
+    """Place a residual the level search left (clusters whose ``f_k'`` is flat at the level,
+    so that their rates jump from 0 to capacity there): add it to the clusters with spare
+    capacity, cheapest ``f_k'(0)`` first, or take it from the dearest. In place."""
+    if abs(residual) <= 1e-12 * lam:
+        return
+    order = np.argsort(d0, kind="stable")
+    if residual > 0:
+        for k in order:
+            add = min(residual, caps[k] - rates[k])
+            if add > 0:
+                rates[k] += add
+                residual -= add
+    else:
+        for k in order[::-1]:
+            take = min(-residual, rates[k])
+            if take > 0:
+                rates[k] -= take
+                residual += take
+
+
 def optimal_split(instance: Instance, *, check_convexity: bool = True) -> BernoulliSplit:
     """Solve the BS problem of ``instance`` by the monotone KKT search on ``alpha``.
 
@@ -133,8 +159,9 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
     if check_convexity:
         nonconvex = tuple(k for k in range(n) if not _check_convexity(ms[k], mus[k], dl))
         if nonconvex:
+            numbers = [k + 1 for k in nonconvex]
             warnings.warn(
-                f"f_k is not convex for cluster(s) {list(nonconvex)}: the KKT level search "
+                f"f_k is not convex for cluster(s) {numbers}: the KKT level search "
                 "may not return the optimal Bernoulli splitting",
                 ConvexityWarning,
                 stacklevel=2,
@@ -166,9 +193,12 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         rates = rates_at(alpha)
         rejected = lam - float(rates.sum())
     else:
-        hi = float(dcap.max()) if big_r is None else float(big_r)
-        if excess(lo) >= 0.0:  # cannot happen for lam > 0: every rate is 0 at min f'(0)
-            alpha = lo
+        top = float(dcap.max())  # at alpha >= max f'(cap) every cluster is saturated
+        hi = top if big_r is None else float(big_r)
+        if big_r is not None and big_r > _FAR * max(1.0, top):
+            hi = top  # keep the bracket (and brentq's tolerance, relative to it) meaningful
+        if excess(lo) >= 0.0 or not hi > lo:  # lam > 0: at min f'(0) every rate is 0
+            alpha = lo if excess(lo) >= 0.0 else hi
         else:
             alpha = brentq(excess, lo, hi, xtol=1e-15 * max(1.0, abs(hi)), rtol=1e-14)
         rates = rates_at(alpha)
@@ -177,6 +207,7 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         if interior.size:
             k = interior[np.argmax(rates[interior])]
             rates[k] = float(np.clip(rates[k] + residual, 0.0, caps[k]))
+        _fill(rates, caps, d0, lam - float(rates.sum()), lam)
     cost = (0.0 if big_r is None else big_r * rejected) + sum(
         f(float(rates[k]), ms[k], mus[k], dl) for k in range(n)
     )
