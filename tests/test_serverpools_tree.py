@@ -120,7 +120,17 @@ def test_check_spanning_tree_names_the_problem():
 
 
 # -- the public API ---------------------------------------------------------------------------
-MODULES = ["errors", "tree", "model", "linear", "fluid", "simulation", "diffusion", "search"]
+MODULES = [
+    "errors",
+    "tree",
+    "tree_simplex",
+    "model",
+    "linear",
+    "fluid",
+    "simulation",
+    "diffusion",
+    "search",
+]
 
 
 @pytest.mark.parametrize("name", [*MODULES, "instances"])

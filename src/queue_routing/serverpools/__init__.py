@@ -11,6 +11,8 @@ Modules (the names marked * are exported here; the last two are imported on thei
   peeling, preorder, edge lookup, random spanning trees *;
 - :mod:`.model` -- the system, the static planning problem (SPP) and complete resource
   pooling *;
+- :mod:`.tree_simplex` -- the SPP solved exactly on a spanning tree (log-domain duals,
+  round-off bounds) and the dual simplex over spanning trees that certifies CRP *;
 - :mod:`.linear` -- the linearised fluid model near equilibrium (A_u, A_c) and its spectrum *;
 - :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
 - :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
@@ -30,11 +32,13 @@ Times are in units of 1/mu. A run of the fluid model or of the simulator covers
 
 from .diffusion import lyapunov_residual, noise_covariance, stationary_covariance
 from .errors import (
+    MAX_MESSAGE,
     CRPError,
     DisconnectedError,
     NonBindingPoolError,
     NonUniqueOptimumError,
     NotATreeError,
+    NotUnderloadedError,
     ServerPoolError,
     UnstableEquilibriumError,
 )
@@ -67,7 +71,15 @@ from .linear import (
     stability_verdict,
     underloaded_vector_field,
 )
-from .model import ServerPoolSystem, SPPSolution, check_crp, solve_spp, tree_spp
+from .model import (
+    MAX_MAGNITUDE,
+    MIN_MAGNITUDE,
+    ServerPoolSystem,
+    SPPSolution,
+    check_crp,
+    solve_spp,
+    tree_spp,
+)
 from .search import (
     SEARCH_KEY,
     SearchResult,
@@ -83,8 +95,11 @@ from .tree import (
     adjacency,
     check_spanning_tree,
     components,
+    components_text,
+    cycle_text,
     edge_names,
     find_cycle,
+    greedy_spanning_tree,
     grouped_edges,
     is_spanning_tree,
     node_names,
@@ -92,10 +107,14 @@ from .tree import (
     random_spanning_tree,
     rooted_tree,
 )
+from .tree_simplex import TreeEvaluation, certify_tree, crp_tree, exact_eval, tree_eval
 
 __all__ = [
     "EXAMPLES",
     "EXAMPLE_TREES",
+    "MAX_MAGNITUDE",
+    "MAX_MESSAGE",
+    "MIN_MAGNITUDE",
     "SEARCH_KEY",
     "SIMULATE_KEY",
     "STABLE",
@@ -107,6 +126,7 @@ __all__ = [
     "NonBindingPoolError",
     "NonUniqueOptimumError",
     "NotATreeError",
+    "NotUnderloadedError",
     "RootedTree",
     "SPPSolution",
     "SearchResult",
@@ -114,24 +134,31 @@ __all__ = [
     "ServerPoolSystem",
     "SimulationRun",
     "SizeSummary",
+    "TreeEvaluation",
     "UnstableEquilibriumError",
     "a_critical",
     "a_underloaded",
     "adjacency",
     "alternating_path_system",
     "analyze",
+    "certify_tree",
     "check_crp",
     "check_spanning_tree",
     "components",
+    "components_text",
     "critical_spectrum",
     "critical_vector_field",
+    "crp_tree",
+    "cycle_text",
     "edge_names",
+    "exact_eval",
     "example_system",
     "find_cycle",
     "flow_matrix",
     "fluid_step",
     "fluid_trajectory",
     "fluid_velocity",
+    "greedy_spanning_tree",
     "grouped_edges",
     "heterogeneity_family",
     "initial_state",
@@ -153,6 +180,7 @@ __all__ = [
     "spectrum",
     "stability_verdict",
     "stationary_covariance",
+    "tree_eval",
     "tree_instance",
     "tree_spp",
     "underloaded_vector_field",

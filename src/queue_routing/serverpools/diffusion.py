@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
-from .errors import UnstableEquilibriumError
+from .errors import NotUnderloadedError, UnstableEquilibriumError
 from .linear import a_underloaded
 from .model import SPPSolution
 
@@ -48,8 +48,9 @@ def stationary_covariance(solution: SPPSolution, drift: np.ndarray | None = None
     """Sigma solving ``A Sigma + Sigma A^T + 2 diag(lambda) = 0`` with ``A = A_u``.
 
     ``drift`` overrides A (shape ``(I, I)``). Raises :class:`UnstableEquilibriumError`
-    unless every eigenvalue of A has a negative real part, and ``ValueError`` for a system
-    that is not underloaded. Returns a symmetric ``(I, I)`` array.
+    unless every eigenvalue of A has a negative real part, and
+    :class:`~.errors.NotUnderloadedError` (a ``ValueError``) for a system that is not
+    underloaded. Returns a symmetric ``(I, I)`` array.
 
     Examples
     --------
@@ -70,9 +71,8 @@ def stationary_covariance(solution: SPPSolution, drift: np.ndarray | None = None
     """
     if drift is None:
         if not solution.underloaded:
-            raise ValueError(
-                f"the diffusion limit here needs an underloaded system (rho < 1), rho = "
-                f"{solution.rho:.6g}"
+            raise NotUnderloadedError(
+                solution.rho, "the diffusion limit here needs an underloaded system (rho < 1)"
             )
         drift = a_underloaded(solution)
     a = np.asarray(drift, dtype=float)

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
+from ..progress import Progress
 from ..seeding import rng_for
 from .diffusion import stationary_covariance
 from .fluid import fluid_trajectory, linearised_deviation
@@ -487,6 +488,7 @@ def stochastic_runs(
       column names ``horizon`` and ``burn_in`` are those of the published tables.
     """
     traces, summaries = [], []
+    progress = Progress(int(replications), f"{example} r={r:g}", logger=log)
     for rep in range(int(replications)):
         run = simulate(
             solution,
@@ -497,14 +499,9 @@ def stochastic_runs(
             (STOCHASTIC_KEY, example, int(r), rep),
             warmup=warmup,
         )
-        log.info(
-            "%s r=%g replication %d: %d events in %.2f s, time-averaged |deviation| %.4g",
-            example,
-            r,
-            rep,
-            run.events,
-            run.wall_seconds,
-            run.mean_norm,
+        progress.advance(
+            extra=f"{run.events} events in {run.wall_seconds:.2f} s, "
+            f"time-averaged |deviation| {run.mean_norm:.4g}"
         )
         trace = {
             "example": example,
@@ -636,6 +633,7 @@ def covariance_table(
         raise ValueError(f"need >= 2 replications for standard errors, got {replications}")
     sigma = stationary_covariance(solution)
     covs = []
+    progress = Progress(int(replications), f"covariance {example} r={r:g}", logger=log)
     for rep in range(int(replications)):
         run = simulate(
             solution,
@@ -646,7 +644,7 @@ def covariance_table(
             (COVARIANCE_KEY, example, int(r), rep),
             warmup=warmup,
         )
-        log.info("covariance r=%g replication %d: %d events", r, rep, run.events)
+        progress.advance(extra=f"{run.events} events")
         covs.append(run.covariance)
     covs = np.array(covs)
     mean = covs.mean(axis=0)

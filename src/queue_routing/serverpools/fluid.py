@@ -373,7 +373,8 @@ def _edge_vector(solution: SPPSolution, value, name: str) -> np.ndarray:
         if np.any(arr[off] != 0.0):
             i, j = (int(k) for k in np.argwhere(off & (arr != 0.0))[0])
             raise ValueError(
-                f"{name}[{i}, {j}] = {arr[i, j]:g} is on a non-basic activity (must be 0)"
+                f"{name}[{i}, {j}] = {arr[i, j]:g} (class {i + 1}, pool {j + 1}) is on a "
+                "non-basic activity (must be 0)"
             )
         return np.ascontiguousarray(arr[edges[:, 0], edges[:, 1]])
     if arr.shape == (len(edges),):
@@ -403,10 +404,12 @@ def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: flo
         e = int(np.argmin(psi0))
         i, j = (int(k) for k in edges[e])
         raise ValueError(
-            f"psi*[{i}, {j}] + perturbation = {psi0[e]:g} < 0: the perturbed state is infeasible"
+            f"psi*[{i}, {j}] + perturbation = {psi0[e]:g} < 0 (class {i + 1}, pool {j + 1}): "
+            "the perturbed state is infeasible"
         )
     if np.any(q0 < -tol):
-        raise ValueError(f"queues must be >= 0, got {q0}")
+        i = int(np.argmin(q0))
+        raise ValueError(f"queues must be >= 0, got {q0[i]:g} for class {i + 1}")
     pool_load = np.bincount(edges[:, 1], weights=psi0, minlength=system.n_pools)
     over = pool_load - system.pool_sizes
     if np.any(over > tol):

@@ -72,24 +72,39 @@ def tree_instance(tree: Sequence[tuple[int, int, float, float]], rho: float) -> 
     ``lambda_i = sum_j mu_ij psi*_ij`` and ``beta_j = sum_i psi*_ij / rho`` (module docstring).
     Classes and pools are numbered from 1 and must be 1..I and 1..J.
     """
-    if not 0 < rho <= 1:
-        raise ServerPoolError(f"rho must be in (0, 1], got {rho}")
+    if not (_is_number(rho) and 0 < rho <= 1):
+        raise ServerPoolError(f"rho must be a number in (0, 1], got {rho!r:.40}")
+    for c, p, mu, psi in tree:
+        if not all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in (c, p)):
+            raise ServerPoolError(
+                f"activity ({c!r:.20}, {p!r:.20}): class and pool must be integers"
+            )
+        if min(c, p) < 1:
+            raise ServerPoolError(f"activity ({c}, {p}): classes and pools are numbered from 1")
+        if not (_is_number(mu) and _is_number(psi) and mu > 0 and psi > 0):
+            raise ServerPoolError(f"activity ({c}, {p}): mu and psi* must be numbers > 0")
     n_i = max(int(c) for c, _, _, _ in tree)
     n_j = max(int(p) for _, p, _, _ in tree)
     lam = np.zeros(n_i)
     psi_pool = np.zeros(n_j)
-    for c, p, mu, psi in tree:
-        if not (mu > 0 and psi > 0):
-            raise ServerPoolError(f"activity ({c}, {p}): mu and psi* must be > 0")
-        lam[c - 1] += mu * psi
-        psi_pool[p - 1] += psi
-    return {
+    with np.errstate(all="ignore"):  # out-of-range results are rejected below
+        for c, p, mu, psi in tree:
+            lam[c - 1] += float(mu) * float(psi)
+            psi_pool[p - 1] += float(psi)
+        beta = psi_pool / rho
+    out = {
         "arrival_rates": lam.tolist(),
-        "pool_sizes": (psi_pool / rho).tolist(),
+        "pool_sizes": beta.tolist(),
         "activities": [
             {"class": int(c), "pool": int(p), "rate": float(mu)} for c, p, mu, _ in tree
         ],
     }
+    ServerPoolSystem.from_dict(out)  # every derived value in range, every class and pool used
+    return out
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
 
 
 #: The stable example (JSON contract).
@@ -132,15 +147,16 @@ def heterogeneity_family(theta: float, base: str = "unstable") -> ServerPoolSyst
     >>> stability_verdict(heterogeneity_family(1.0)).stable_underloaded  # UNSTABLE itself
     False
     """
-    if not (np.isfinite(theta) and theta >= 0):
+    if not (_is_number(theta) and np.isfinite(theta) and theta >= 0):
         raise ServerPoolError(f"theta must be finite and >= 0, got {theta}")
     tree, rho = EXAMPLE_TREES[base]
     mu = np.array([t[2] for t in tree])
     psi = np.array([t[3] for t in tree])
     g_mu = np.exp(np.log(mu).mean())
     g_psi = np.exp(np.log(psi).mean())
-    mu_t = g_mu * (mu / g_mu) ** theta
-    psi_t = g_psi * (psi / g_psi) ** theta
+    with np.errstate(all="ignore"):  # out-of-range values are rejected by tree_instance
+        mu_t = g_mu * (mu / g_mu) ** theta
+        psi_t = g_psi * (psi / g_psi) ** theta
     scaled = [
         (c, p, float(m), float(s)) for (c, p, _, _), m, s in zip(tree, mu_t, psi_t, strict=True)
     ]

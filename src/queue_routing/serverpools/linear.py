@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ServerPoolError
+from .errors import NotUnderloadedError, ServerPoolError
 from .model import ServerPoolSystem, SPPSolution, solve_spp
 from .tree import check_spanning_tree, peel_leaves
 
@@ -189,9 +189,20 @@ class LinearStability:
         Largest real part over the I - 1 non-structural eigenvalues of A_c; ``-inf`` when
         I = 1 (A_c = 0: only the structural mode).
     stable_underloaded, stable_critical:
-        Whether the respective maximum real part is < ``-tol * max(mu)``.
+        Whether the respective maximum real part is < ``-tol * max(mu)``: properties of the
+        matrices, i.e. of the basic tree, the rates and the pool proportions beta_j / sum beta
+        (A_u and A_c do not depend on lambda). They are the local stability of the fluid
+        equilibrium only in the matching ``regime``: for an overloaded system
+        ``stable_underloaded`` describes the same system with every lambda_i scaled down
+        below capacity, not the system itself (which has no equilibrium).
     structural_zeros_critical:
         Number of structural zero modes removed from A_c (always 1: the ones vector).
+    rho:
+        The SPP optimum (dimensionless).
+    regime:
+        ``"underloaded"`` (rho < 1 - tol: Theorem 3.1 applies), ``"critical"``
+        (|rho - 1| <= tol: Theorem 3.2) or ``"overloaded"`` (rho > 1 + tol: no fluid
+        equilibrium, queues grow).
     """
 
     eigenvalues_underloaded: np.ndarray
@@ -201,12 +212,18 @@ class LinearStability:
     stable_underloaded: bool
     stable_critical: bool
     structural_zeros_critical: int = 1
+    rho: float = float("nan")
+    regime: str = ""
 
 
 def stability_verdict(
     system_or_solution: ServerPoolSystem | SPPSolution, *, tol: float = 1e-9
 ) -> LinearStability:
     """Spectra of A_u and A_c and the stability verdicts (``tol`` relative to max mu).
+
+    The verdicts are scale-invariant: multiplying every rate (lambda and mu) by s multiplies
+    both spectra and the threshold by s; multiplying lambda and beta by s changes neither.
+    ``regime`` says which verdict applies to the system itself (:class:`LinearStability`).
 
     The N-shape has A_u = [[-1, 0], [1/2, -3/2]] (by hand, ``tests/test_serverpools_linear``)
     and A_c with eigenvalues 0 (structural, exact) and -3/2:
@@ -219,12 +236,22 @@ def stability_verdict(
     >>> bool(v.eigenvalues_critical[0] == 0), round(v.max_real_critical, 6), v.stable_critical
     (True, -1.5, True)
     """
+    if isinstance(tol, bool) or not isinstance(tol, int | float | np.integer | np.floating):
+        raise ServerPoolError(f"tol must be a number in [0, 0.01], got {type(tol).__name__}")
+    if not 0.0 <= float(tol) <= 0.01:
+        raise ServerPoolError(f"tol = {float(tol):g} is out of range; allowed: [0, 0.01]")
     solution = _as_solution(system_or_solution)
     eig_u = spectrum(a_underloaded(solution))
     eig_c, others = critical_spectrum(solution)
     scale = tol * float(solution.system.rates.max())
     max_u = float(eig_u.real.max())
     max_c = float(others.real.max()) if others.size else float("-inf")
+    if solution.underloaded:
+        regime = "underloaded"
+    elif solution.critical:
+        regime = "critical"
+    else:
+        regime = "overloaded"
     return LinearStability(
         eigenvalues_underloaded=eig_u,
         eigenvalues_critical=eig_c,
@@ -232,6 +259,8 @@ def stability_verdict(
         max_real_critical=max_c,
         stable_underloaded=bool(max_u < -scale),
         stable_critical=bool(max_c < -scale),
+        rho=float(solution.rho),
+        regime=regime,
     )
 
 
@@ -274,6 +303,14 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
     "eigenvalues_underloaded": [[re, im], ...], "eigenvalues_critical": [[re, im], ...]
     (including the structural zero), "stable_underloaded"}``.
 
+    Only for underloaded systems: ``stable_underloaded`` is the local stability of the
+    underloaded fluid equilibrium (Theorem 3.1), which exists only for rho < 1, so a system
+    with rho >= 1 - 1e-9 raises :class:`~.errors.NotUnderloadedError` (one line, with rho)
+    rather than report a verdict about an equilibrium it does not have. (Critically loaded
+    systems: :func:`stability_verdict`, whose ``stable_critical`` and ``regime`` apply.)
+    Raises :class:`~.errors.ServerPoolError` for a malformed system and a
+    :class:`~.errors.CRPError` when complete resource pooling fails.
+
     One class and one pool (an M/M/N queue): rho = lambda / (beta mu), A_u = -mu:
 
     >>> out = analyze(
@@ -289,6 +326,12 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
     if isinstance(system, dict):
         system = ServerPoolSystem.from_dict(system)
     solution = _as_solution(system)
+    if not solution.underloaded:
+        raise NotUnderloadedError(
+            solution.rho,
+            "the fluid equilibrium that analyze linearises exists only for rho < 1 "
+            "(add capacity or reduce the arrival rates)",
+        )
     verdict = stability_verdict(solution)
     return {
         "rho": float(solution.rho),

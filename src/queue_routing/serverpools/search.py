@@ -44,7 +44,12 @@ SEARCH_KEY = "serverpools-search"
 
 
 def _log_uniform(rng: np.random.Generator, bounds: Sequence[float], size: int) -> np.ndarray:
-    lo, hi = (float(b) for b in bounds)
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ServerPoolError(
+            f"range must be two numbers (low, high), got {bounds!r:.60}"
+        ) from None
     if not 0 < lo <= hi or not np.isfinite(hi):
         raise ServerPoolError(f"range must satisfy 0 < low <= high < inf, got ({lo}, {hi})")
     return np.exp(rng.uniform(np.log(lo), np.log(hi), size=size))
@@ -71,15 +76,16 @@ def random_tree_system(
     >>> round(sol.rho, 9), len(sol.basic) == len(system.activities) == 3 + 4 - 1
     (0.8, True)
     """
-    if not rho > 0:
-        raise ServerPoolError(f"rho must be > 0, got {rho}")
+    if not (isinstance(rho, int | float | np.integer | np.floating) and rho > 0):
+        raise ServerPoolError(f"rho must be a number > 0, got {rho!r:.40}")
     edges = random_spanning_tree(n_classes, n_pools, rng)
     mu = _log_uniform(rng, mu_range, len(edges))
     flows = _log_uniform(rng, flow_range, len(edges))
     rates = np.zeros((n_classes, n_pools))
     rates[edges[:, 0], edges[:, 1]] = mu
-    lam = np.bincount(edges[:, 0], weights=flows, minlength=n_classes)
-    beta = np.bincount(edges[:, 1], weights=flows / mu, minlength=n_pools) / rho
+    with np.errstate(all="ignore"):  # out-of-range results are rejected by the constructor
+        lam = np.bincount(edges[:, 0], weights=flows, minlength=n_classes)
+        beta = np.bincount(edges[:, 1], weights=flows / mu, minlength=n_pools) / rho
     return ServerPoolSystem(arrival_rates=lam, pool_sizes=beta, rates=rates)
 
 

@@ -29,15 +29,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import DisconnectedError, NotATreeError, ServerPoolError
+from .errors import DisconnectedError, NotATreeError, ServerPoolError, listing
 
 __all__ = [
     "RootedTree",
     "adjacency",
     "check_spanning_tree",
     "components",
+    "components_text",
+    "cycle_text",
     "edge_names",
     "find_cycle",
+    "greedy_spanning_tree",
     "grouped_edges",
     "is_spanning_tree",
     "node_names",
@@ -66,6 +69,35 @@ def edge_names(edges) -> str:
     '(class 1, pool 1), (class 2, pool 1)'
     """
     return ", ".join(f"(class {int(i) + 1}, pool {int(j) + 1})" for i, j in edges)
+
+
+def cycle_text(cycle, n_classes: int, limit: int = 6) -> str:
+    """A closed node walk ``[v0, ..., v0]`` as ``"class 1 - pool 2 - ... - class 1"``, short.
+
+    Walks of more than ``limit`` nodes show their first ``limit - 2`` nodes, then the
+    number of nodes on the cycle.
+
+    >>> cycle_text([0, 2, 1, 3, 0], 2)
+    'class 1 - pool 1 - class 2 - pool 2 - class 1'
+    >>> cycle_text([0, 5, 1, 6, 2, 7, 3, 8, 4, 9, 0], 5)  # 5 classes, 5 pools
+    'class 1 - pool 1 - class 2 - pool 2 - ... - class 1 (a cycle of 10 nodes)'
+    """
+    cycle = [int(v) for v in cycle]
+    names = [node_names([v], n_classes) for v in cycle]
+    if len(cycle) <= limit:
+        return " - ".join(names)
+    return " - ".join([*names[: limit - 2], "...", names[-1]]) + (
+        f" (a cycle of {len(cycle) - 1} nodes)"
+    )
+
+
+def components_text(comps, n_classes: int, limit: int = 3) -> str:
+    """``"{class 1, pool 1}; {class 2, pool 2} and N more"``: components, a few nodes each."""
+    return listing(
+        ("{" + listing(node_names([v], n_classes) for v in c) + "}" for c in comps),
+        limit,
+        sep="; ",
+    )
 
 
 # -- structure ------------------------------------------------------------------------------
@@ -148,6 +180,33 @@ def find_cycle(edges: np.ndarray, n_classes: int, n_pools: int) -> list[int] | N
     return None
 
 
+def greedy_spanning_tree(edges, n_classes: int, n_pools: int, order) -> np.ndarray:
+    """Kruskal: indices (into ``edges``, sorted) of a spanning forest taking edges in ``order``.
+
+    An edge is kept unless it closes a cycle with the edges kept before it; the result is a
+    spanning tree iff the graph is connected.
+
+    >>> complete = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])  # K_{2,2}
+    >>> greedy_spanning_tree(complete, 2, 2, [3, 2, 1, 0]).tolist()  # (1, 1) closes a cycle
+    [1, 2, 3]
+    """
+    parent = list(range(n_classes + n_pools))
+
+    def root(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    kept = []
+    for k in order:
+        a, b = root(int(edges[k][0])), root(n_classes + int(edges[k][1]))
+        if a != b:
+            parent[a] = b
+            kept.append(int(k))
+    return np.array(sorted(kept), dtype=np.int64)
+
+
 def is_spanning_tree(edges: np.ndarray, n_classes: int, n_pools: int) -> bool:
     """Whether ``edges`` form a spanning tree: I + J - 1 edges and one component."""
     return len(edges) == n_classes + n_pools - 1 and len(components(edges, n_classes, n_pools)) == 1
@@ -163,19 +222,23 @@ def check_spanning_tree(edges: np.ndarray, n_classes: int, n_pools: int) -> np.n
     ...     check_spanning_tree(np.array([[0, 0], [1, 1]]), 2, 2)
     ... except DisconnectedError as err:
     ...     print(err.kind, str(err).split(": ", 1)[1])
-    disconnected basic activities split I u J into components {class 1, pool 1}; {class 2, pool 2}
+    disconnected basic activities split I u J into 2 components {class 1, pool 1}; {class 2, pool 2}
     """
     cycle = find_cycle(edges, n_classes, n_pools)
     if cycle is not None:
+        nodes = cycle[:-1]
         raise NotATreeError(
-            "basic activities contain the cycle "
-            + " - ".join(node_names([v], n_classes) for v in cycle)
+            "basic activities contain the cycle " + cycle_text(cycle, n_classes),
+            classes=sorted(v + 1 for v in nodes if v < n_classes),
+            pools=sorted(v - n_classes + 1 for v in nodes if v >= n_classes),
         )
     comps = components(edges, n_classes, n_pools)
     if len(comps) > 1:
         raise DisconnectedError(
-            "basic activities split I u J into components "
-            + "; ".join("{" + node_names(c, n_classes) + "}" for c in comps)
+            f"basic activities split I u J into {len(comps)} components "
+            + components_text(comps, n_classes),
+            classes=range(1, n_classes + 1),
+            pools=range(1, n_pools + 1),
         )
     return edges
 
