@@ -21,6 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .io import remove_live_temporaries
+from .signals import SignalWatcher
+
 __all__ = ["remove_stale_temporaries", "run_figure_script", "run_script"]
 
 
@@ -60,6 +63,20 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     log = logging.getLogger(f"rule.{snakemake.rule}")
     start = time.perf_counter()
     previous = signal.signal(signal.SIGTERM, _terminate)
+
+    def forced_exit(signum: int) -> None:
+        # The main thread is inside a compiled kernel and cannot unwind within the grace
+        # period: remove the temporaries, say so in the log, and let the watcher exit.
+        remove_live_temporaries()
+        log.error(
+            "rule %s terminated by %s (inside compiled code)",
+            snakemake.rule,
+            signal.Signals(signum).name,
+        )
+        handler.flush()
+
+    watch = SignalWatcher(forced_exit)
+    watch.start()
     try:
         with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
             log.info("wildcards: %s", dict(snakemake.wildcards.items()))
@@ -74,6 +91,7 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
         log.exception("rule %s failed", snakemake.rule)
         raise
     finally:
+        watch.stop()
         signal.signal(signal.SIGTERM, previous)
         root.removeHandler(handler)
         if stream is not sys.stderr:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-__all__ = ["Interrupted", "SignalExit", "exit_status"]
+__all__ = ["Interrupted", "SignalExit", "SignalWatcher", "exit_status"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -97,3 +97,30 @@ class SignalExit:
         if self._fds is not None:
             os.close(self._fds[1])  # wakes the watcher with end-of-file; it closes its end
             self._fds = None
+
+
+class SignalWatcher:
+    """Only the fallback of :class:`SignalExit`, for code that keeps its own signal handlers
+    (the pipeline's :func:`~queue_routing.pipeline.run_script` turns SIGTERM into an orderly
+    exit): the first SIGINT/SIGTERM wakes a watcher thread, which, if the process is still
+    alive ``grace`` seconds later, calls ``on_force(signum)`` and exits with
+    :func:`exit_status`. The handlers in place must be Python handlers (the wakeup fd is
+    written by the C-level handler that every Python handler installs)."""
+
+    def __init__(self, on_force: Callable[[int], None], *, grace: float = 1.0) -> None:
+        self._exit = SignalExit(on_force, grace=grace)
+        self._old_wakeup = -1
+
+    def start(self) -> None:
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        self._exit._fds = (read_fd, write_fd)
+        self._old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        threading.Thread(target=self._exit._watch, args=(read_fd,), daemon=True).start()
+
+    def stop(self) -> None:
+        self._exit.done.set()
+        signal.set_wakeup_fd(self._old_wakeup)
+        if self._exit._fds is not None:
+            os.close(self._exit._fds[1])
+            self._exit._fds = None

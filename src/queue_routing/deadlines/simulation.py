@@ -146,7 +146,7 @@ def _expo(s):  # pragma: no cover - compiled
     return -math.log(_uniform(s))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _kernel(
     lam,
     m,

@@ -275,7 +275,7 @@ def _step(
             q[i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a signal can end a long integration (signals.py)
 def _integrate(
     ei,
     ej,

@@ -89,7 +89,7 @@ def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pr
     return bad
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _kernel(
     rng,
     lam_r,
