@@ -62,7 +62,8 @@ def test_pi_spec_numbers():
 
 
 def test_pi_spec_unstable_case_is_finite():
-    # the spec: forward recursion gives -157 instead of 1.087 at x = 20 (matches t = 2)
+    # docs/deadlines.md#pi-index: the forward recursion gives -157 instead of 1.087 at x = 20
+    # (matches t = 2)
     nu = pi_index(Cluster(3, 0.6), Deadline("constant", t=2.0), 0.2, 40)
     assert nu[20] == pytest.approx(1.087, abs=5e-4)
     assert check_indexable(nu).indexable

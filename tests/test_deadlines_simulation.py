@@ -1,4 +1,4 @@
-"""The compiled deadline simulator against independent references (spec: deadlines.md).
+"""The compiled deadline simulator against independent references (docs/deadlines.md#simulation).
 
 References (all computed here, independently of the package's formula code):
 

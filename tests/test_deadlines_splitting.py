@@ -1,4 +1,4 @@
-"""Optimal Bernoulli splitting (Part B, ``shared/spec/deadlines.md``): KKT search vs a
+"""Optimal Bernoulli splitting (Part B, ``docs/deadlines.md#bernoulli-splitting``): KKT search vs a
 generic solver, KKT conditions, saturated / unused clusters, pure routing."""
 
 import warnings

@@ -1,4 +1,4 @@
-"""Numerical study of Part B (ours): Niño-Mora (2012), ``shared/spec/deadlines.md``,
+"""Numerical study of Part B (ours): Niño-Mora (2012), ``docs/deadlines.md#numerical-study``,
 "Numerical study (ours)". The paper's Sec. 6 is missing from our source, so the instances,
 sweeps and tables are ours, built the way the paper describes its study.
 

@@ -1,4 +1,4 @@
-"""Index functions of Niño-Mora (2012), Sec. 5 (``shared/spec/deadlines.md``, "Index policies").
+"""Index functions of Niño-Mora (2012), Sec. 5 (``docs/deadlines.md#index-policies``).
 
 The formulas of one cluster; the index table of a whole instance is
 :func:`~queue_routing.deadlines.policies.index_table`. Each function returns ``nu(0..X)``
@@ -20,10 +20,11 @@ otherwise routes to a cluster of smallest index, ties to the lowest ``k`` (as
 
   (the two agree because ``sum_y pi_y (P(y) - Pbar) = 0``). ``P`` is nondecreasing, so the
   head form sums nonnegative terms when ``P(x) <= Pbar`` and the tail form when
-  ``P(x) > Pbar``: we use the head form (the spec's forward recursion, which is stable
-  there) below the crossing and the tail form, as the backward recursion
-  ``T(x) = (lam/mu_{x+1}) (P(x+1) - Pbar + T(x+1))`` started deep in the geometric tail,
-  above it. The spec's forward recursion applied beyond the crossing is what explodes.
+  ``P(x) > Pbar``: we use the head form (the forward recursion of
+  ``docs/deadlines.md#pi-index``, which is stable there) below the crossing and the tail
+  form, as the backward recursion ``T(x) = (lam/mu_{x+1}) (P(x+1) - Pbar + T(x+1))`` started
+  deep in the geometric tail, above it. The forward recursion applied beyond the crossing is
+  what explodes.
 * **RB** (restless-bandit marginal productivity index): with weights
   ``w_x = prod_{y=1}^x r_{y-1}``, ``r_y = lam/mu_{y+1}`` (``r`` nonincreasing), the
   M/M/m/z chain has ``F(z) = lam sum_{x<z} w_x P(x) / W_z``, ``G(z) = lam w_z / W_z``,

@@ -1,5 +1,5 @@
 """The truncated Markov chain of Part B: exact evaluation of a policy and optimal control
-(``shared/spec/deadlines.md``, "Evaluating a policy" and "Index policies: Optimal");
+(``docs/deadlines.md#truncated-chain`` and ``#optimal-policy``);
 Niño-Mora (2012).
 
 State ``x = (x_1..x_n)``, ``x_k`` jobs in cluster ``k`` (``0..L``), where the level ``L`` is

@@ -1,6 +1,6 @@
 """Closed-form deadline-miss probabilities and M/M/m formulas of one FCFS cluster
-(``shared/spec/deadlines.md``): ``P^miss(x)``, the stationary tails, Erlang C, the stationary
-distribution, ``P-bar(lam)`` and the miss rate ``f(lam) = lam P-bar(lam)`` with ``f'``.
+(``docs/deadlines.md#miss-probability``): ``P^miss(x)``, the stationary tails, Erlang C, the
+stationary distribution, ``P-bar(lam)`` and the miss rate ``f(lam) = lam P-bar(lam)`` with ``f'``.
 
 Units: ``m`` servers (integer >= 1), ``mu`` service rate per server (jobs per unit time),
 ``lam`` arrival rate (jobs per unit time), ``t`` and deadlines in units of time, ``x`` the

@@ -1,4 +1,4 @@
-"""Model objects of Part B: Niño-Mora (2012), Sec. 2 (see ``shared/spec/deadlines.md``).
+"""Model objects of Part B: Niño-Mora (2012), Sec. 2 (``docs/deadlines.md#model-and-units``).
 
 ``n`` clusters; cluster ``k`` has ``m_k`` identical exponential servers of rate ``mu_k``
 (jobs per unit time per server), its own FCFS queue and unlimited buffer. Jobs arrive as

@@ -4,7 +4,7 @@
 table or Bernoulli-splitting probabilities; the policy layer
 (:mod:`queue_routing.deadlines.policies`) builds both for the named policies.
 
-Spec: ``shared/spec/deadlines.md`` ("Model", "Evaluating a policy"); the model is that of
+Model: ``docs/deadlines.md#model-and-units`` and ``#simulation``; the model is that of
 Niño-Mora (2012), *Computers & Operations Research* 39, 3431–3444.
 
 Model. ``n`` clusters; cluster ``k`` has ``m_k`` identical exponential servers of rate

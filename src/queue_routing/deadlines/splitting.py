@@ -1,4 +1,6 @@
-"""Optimal Bernoulli splitting (BS) of Niño-Mora (2012), Sec. 4 (``shared/spec/deadlines.md``).
+"""Optimal Bernoulli splitting (BS) of Niño-Mora (2012), Sec. 4.
+
+Derivation: ``docs/deadlines.md#bernoulli-splitting``.
 
 Choose rates ``lam_0`` (rejected) and ``lam_1..lam_n`` (jobs per unit time) with
 ``sum = lam`` and ``0 <= lam_k <= m_k mu_k`` minimising ``R lam_0 + sum_k f_k(lam_k)``,

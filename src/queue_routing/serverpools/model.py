@@ -12,7 +12,7 @@ throughout the subpackage:
                    (i, j) is not an activity.
 
 The static planning problem (SPP, Sec. 2; its displayed equations (2)-(4) are lost in the seed
-text, see ``shared/spec/serverpools.md``) is the linear program
+text, see ``docs/serverpools.md#static-planning-problem``) is the linear program
 
     minimise rho  s.t.  sum_j lambda_ij = lambda_i              (3)  dual nu_i   (free)
                         sum_i lambda_ij / mu_ij <= rho beta_j   (4)  dual alpha_j (>= 0)
