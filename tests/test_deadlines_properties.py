@@ -37,6 +37,10 @@ from queue_routing.deadlines import (
 )
 from queue_routing.errors import AccuracyError
 
+# Minutes of hypothesis examples (exact chains at many truncation levels): behind the slow
+# marker, run with `pytest -m slow`.
+pytestmark = pytest.mark.slow
+
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 
