@@ -22,4 +22,5 @@ rule all:
         rules.multiskill_all.input,
         rules.serverpools_all.input,
         rules.deadlines_all.input,
+        rules.summary.output,
         rules.provenance.output,
