@@ -43,9 +43,12 @@ from .errors import (
     UnstableEquilibriumError,
 )
 from .fluid import (
+    FLUID_MAX_POINTS,
+    FLUID_MAX_STEPS,
     FluidTrajectory,
     fluid_step,
     fluid_trajectory,
+    fluid_units,
     fluid_velocity,
     linearised_deviation,
 )
@@ -112,6 +115,8 @@ from .tree_simplex import TreeEvaluation, certify_tree, crp_tree, exact_eval, tr
 __all__ = [
     "EXAMPLES",
     "EXAMPLE_TREES",
+    "FLUID_MAX_POINTS",
+    "FLUID_MAX_STEPS",
     "MAX_MAGNITUDE",
     "MAX_MESSAGE",
     "MIN_MAGNITUDE",
@@ -157,6 +162,7 @@ __all__ = [
     "flow_matrix",
     "fluid_step",
     "fluid_trajectory",
+    "fluid_units",
     "fluid_velocity",
     "greedy_spanning_tree",
     "grouped_edges",

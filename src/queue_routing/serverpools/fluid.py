@@ -59,11 +59,37 @@ underloaded equilibrium the fluid model therefore reduces to
 (A_u = :func:`~queue_routing.serverpools.linear.a_underloaded`); off the manifold (the
 transient that equalises the loads, queues appearing) the scheme is first order.
 
-Units: time in the units of 1/mu; psi, q, x per unit r.
+Units and scale. Time is in the units of 1/mu; psi, q, x per unit r. The integrator is
+scale-covariant (docs/serverpools.md, "Model and units" and "Fluid model"): the kernels work
+in the data's own units, a size unit ``s`` and a rate unit ``u`` (:func:`fluid_units`), both
+powers of two so that converting to and from them is exact in binary floating point. Sizes
+(beta, lambda, psi, q) enter the kernels divided by s -- the admission problem mixes loads
+(dimensionless) with queues and its tolerances are relative to the total mass, so it must
+see sizes of order 1 -- and the default step is ``min(0.01 / u, 0.2 / max mu)``. Hence
+
+* lambda and beta by c (the unit of r), rates fixed: x_c(t) = c x(t) and the step is
+  unchanged;
+* every rate (lambda and mu) by c (the unit of time): x_c(t) = x(c t) with the step h / c.
+
+Both hold bit for bit (up to the SPP solution's own rounding) when c is a power of two; for
+other c the size law holds to rounding (eps per step, amplified only by the dynamics' own
+sensitivity to its state), and so does the time law whenever the step is set by
+``0.2 / max mu``. When the step is set by the cap
+``0.01 / u``, u (rounded to a power of two) may move by a factor of two relative to the
+rates under a non-power-of-two c, and the two trajectories then differ by the scheme's
+discretisation error at a step at most twice as large. For the examples of
+:mod:`.instances` u = 1 and s = 1 (geometric-mean rates 1.08 and 1.41, largest pools 1.71
+and 1), so their steps and trajectories are exactly those of the former unit-free
+formulation, whose cap was 0.01 time units.
+
+Limits: an integration takes at most :data:`FLUID_MAX_STEPS` steps and
+:data:`FLUID_MAX_POINTS` output points (``ValueError`` with one line otherwise), so a
+``t_end`` far beyond the data's time scale is refused instead of running for hours.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,9 +99,12 @@ from .model import SPPSolution
 from .tree import RootedTree, rooted_tree
 
 __all__ = [
+    "FLUID_MAX_POINTS",
+    "FLUID_MAX_STEPS",
     "FluidTrajectory",
     "fluid_step",
     "fluid_trajectory",
+    "fluid_units",
     "fluid_velocity",
     "linearised_deviation",
 ]
@@ -83,6 +112,52 @@ __all__ = [
 #: Price offset of a queued class: any constant above the largest possible load (1).
 _QUEUE_PRICE = 2.0
 _MAX_BISECT = 200
+
+#: Most integration steps one call may take (about a minute for a small tree).
+FLUID_MAX_STEPS = 10_000_000
+#: Most output points of one trajectory.
+FLUID_MAX_POINTS = 1_000_000
+#: Default step cap, in units of 1 / u (:func:`fluid_units`).
+_STEP_CAP = 0.01
+#: Default step of :func:`fluid_velocity`, in units of 1 / u.
+_VELOCITY_STEP = 1e-6
+
+
+def _floor_pow2(x: float) -> float:
+    """The largest power of two <= x (x > 0 finite), exactly."""
+    return math.ldexp(1.0, math.frexp(x)[1] - 1)
+
+
+def _geometric_pow2(values: np.ndarray) -> float:
+    """The geometric mean of ``values`` rounded to the nearest power of two (in log2).
+
+    2^floor(mean(log2 values) + 1/2), computed so that scaling every value by 2^k multiplies
+    it by exactly 2^k: each value is split exactly as m 2^e (m in [1/2, 1)) and the integer
+    exponents are summed in integer arithmetic.
+    """
+    mant, expo = np.frexp(np.asarray(values, dtype=float))
+    n = int(mant.size)
+    whole, rem = divmod(int(expo.astype(np.int64).sum()), n)
+    frac = math.floor((rem + float(np.log2(mant).sum())) / n + 0.5)
+    return math.ldexp(1.0, whole + frac)
+
+
+def fluid_units(solution: SPPSolution) -> tuple[float, float]:
+    """``(s, u)``: the size unit and rate unit of the fluid integrator (module docstring).
+
+    s = the largest power of two <= max beta_j (servers per unit r); u = the geometric mean of
+    the service rates on the basic tree (per unit time) rounded to the nearest power of two
+    (in log2). Both are exactly covariant under power-of-two changes of units.
+
+    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> fluid_units(solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]])))
+    (2.0, 1.0)
+    """
+    system = solution.system
+    edges = solution.basic
+    size = _floor_pow2(float(system.pool_sizes.max()))
+    rate = _geometric_pow2(system.rates[edges[:, 0], edges[:, 1]])
+    return size, rate
 
 
 # -- the tree -----------------------------------------------------------------------------
@@ -399,7 +474,7 @@ def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: flo
             raise ValueError(f"queues must have shape ({n_i},), got {q0.shape}")
     if not (np.all(np.isfinite(psi0)) and np.all(np.isfinite(q0))):
         raise ValueError("the initial state must be finite")
-    tol = 1e-12 * max(1.0, float(system.pool_sizes.max()))
+    tol = 1e-12 * float(system.pool_sizes.max())  # relative: no absolute floor
     if np.any(psi0 < -tol):
         e = int(np.argmin(psi0))
         i, j = (int(k) for k in edges[e])
@@ -422,8 +497,9 @@ def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: flo
 
 
 def _default_step(solution: SPPSolution) -> float:
+    """``min(0.01 / u, 0.2 / max mu)`` (u: :func:`fluid_units`; module docstring)."""
     mu_max = float(solution.system.rates.max())
-    return min(0.01, 0.2 / mu_max)
+    return min(_STEP_CAP / fluid_units(solution)[1], 0.2 / mu_max)
 
 
 def fluid_trajectory(
@@ -456,8 +532,10 @@ def fluid_trajectory(
         The equilibrium queue q of the reference point x*_i = psi*_i + q (0 for an
         underloaded system; any q >= 0 on the line of critical equilibria, Theorem 3.2).
     max_step:
-        Largest integration step; default ``min(0.01, 0.2 / max mu)``. The step used divides
-        the output spacing.
+        Largest integration step; default ``min(0.01 / u, 0.2 / max mu)`` with u the
+        geometric-mean rate rounded to a power of two (:func:`fluid_units`; u = 1 for rates of
+        order 1), so the default is relative to the data's time scale. The step used divides
+        the output spacing; at most :data:`FLUID_MAX_STEPS` steps in all.
     correctors:
         Extra passes of the admission problem per step refining the trapezoidal mass term
         (0 keeps a one-step-old predictor; 1 is plenty).
@@ -478,12 +556,19 @@ def fluid_trajectory(
     """
     if not isinstance(solution, SPPSolution):
         raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
+    t_end = _number(t_end, "t_end")
     if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be finite and > 0, got {t_end}")
-    if int(n_points) < 2:
-        raise ValueError(f"n_points must be >= 2, got {n_points}")
+        raise ValueError(f"t_end must be finite and > 0, got {t_end:g}")
+    if isinstance(n_points, bool) or not isinstance(n_points, int | np.integer):
+        raise ValueError(f"n_points must be an integer, got {n_points!r:.40}")
     n_points = int(n_points)
-    h_max = _default_step(solution) if max_step is None else float(max_step)
+    if not 2 <= n_points <= FLUID_MAX_POINTS:
+        raise ValueError(f"n_points must be in [2, {FLUID_MAX_POINTS}], got {n_points}")
+    correctors = _correctors(correctors)
+    queue_level = _number(queue_level, "queue_level")
+    if not (np.isfinite(queue_level) and queue_level >= 0):
+        raise ValueError(f"queue_level must be finite and >= 0, got {queue_level:g}")
+    h_max = _default_step(solution) if max_step is None else _number(max_step, "max_step")
     if not h_max > 0:
         raise ValueError(f"max_step must be > 0, got {max_step}")
     system = solution.system
@@ -492,17 +577,27 @@ def fluid_trajectory(
     if h_max * mu.max() >= 2.0:
         raise ValueError("max_step * max(mu) must be < 2 (trapezoidal departures stay >= 0)")
     psi0, q0 = _initial_state(solution, perturbation, queues, queue_level)
-    spacing = float(t_end) / (n_points - 1)
-    n_sub = max(1, int(np.ceil(spacing / h_max - 1e-9)))
+    spacing = t_end / (n_points - 1)
+    ratio = spacing / h_max  # may be inf: compared before any conversion to int
+    n_sub = max(1, math.ceil(ratio - 1e-9)) if ratio < FLUID_MAX_STEPS else FLUID_MAX_STEPS + 1
+    if n_sub * (n_points - 1) > FLUID_MAX_STEPS:
+        unit = fluid_units(solution)[1]
+        raise ValueError(
+            f"t_end = {t_end:g} with {n_points} points needs "
+            f"{max(ratio, n_sub) * (n_points - 1):.3g} steps of at most h = "
+            f"{h_max:.3g} (limit {FLUID_MAX_STEPS:.0e}); the rates' time scale is 1/u = "
+            f"{1.0 / unit:.3g}: shorten t_end or raise max_step"
+        )
     h = spacing / n_sub
+    scale = fluid_units(solution)[0]  # sizes enter the kernels in units of s (exact: 2^k)
     out_psi = np.empty((n_points, len(edges)))
     out_q = np.empty((n_points, system.n_classes))
     _integrate(
         np.ascontiguousarray(edges[:, 0]),
         np.ascontiguousarray(edges[:, 1]),
         mu,
-        np.ascontiguousarray(system.arrival_rates, dtype=float),
-        np.ascontiguousarray(system.pool_sizes, dtype=float),
+        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
+        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
         h,
         n_sub,
         n_points,
@@ -511,13 +606,28 @@ def fluid_trajectory(
         size,
         parent,
         parent_edge,
-        psi0,
-        q0,
-        int(correctors),
+        psi0 / scale,
+        q0 / scale,
+        correctors,
         out_psi,
         out_q,
     )
+    out_psi *= scale
+    out_q *= scale
     return _trajectory(solution, np.linspace(0.0, t_end, n_points), out_psi, out_q, h, queue_level)
+
+
+def _number(value, name: str) -> float:
+    """``value`` as a float, or one ``ValueError`` line naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a number, got {value!r:.40}")
+    return float(value)
+
+
+def _correctors(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value <= 100:
+        raise ValueError(f"correctors must be an integer in [0, 100], got {value!r:.40}")
+    return int(value)
 
 
 def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTrajectory:
@@ -544,21 +654,27 @@ def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTraject
 def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int = 3):
     """One step of the integrator from (psi, queues); returns ``(psi', queues')``.
 
-    ``psi``: shape ``(I, J)`` (zero off the basic tree), ``queues``: ``(I,)``, per unit r.
+    ``psi``: shape ``(I, J)`` (zero off the basic tree), ``queues``: ``(I,)``, per unit r;
+    ``0 < h < 2 / max mu``. Sizes enter the kernel in the size unit of :func:`fluid_units`.
     """
     system = solution.system
     edges, order, pos, size, parent, parent_edge = _rooted(solution)
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
-    psi_e = _edge_vector(solution, psi, "psi").copy()
-    q = np.array(queues, dtype=float).reshape(system.n_classes).copy()
+    h = _number(h, "h")
+    if not (h > 0 and h * mu.max() < 2.0):
+        raise ValueError(f"h must be > 0 with h * max(mu) < 2, got h = {h:g}")
+    correctors = _correctors(correctors)
+    scale = fluid_units(solution)[0]
+    psi_e = _edge_vector(solution, psi, "psi") / scale
+    q = np.array(queues, dtype=float).reshape(system.n_classes) / scale
     bhat = psi_e * h * mu / (1.0 + 0.5 * h * mu)
     _step(
         np.ascontiguousarray(edges[:, 0]),
         np.ascontiguousarray(edges[:, 1]),
         mu,
-        np.ascontiguousarray(system.arrival_rates, dtype=float),
-        np.ascontiguousarray(system.pool_sizes, dtype=float),
-        float(h),
+        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
+        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
+        h,
         order,
         pos,
         size,
@@ -567,23 +683,26 @@ def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int 
         psi_e,
         q,
         bhat,
-        int(correctors),
+        correctors,
     )
     out = np.zeros((system.n_classes, system.n_pools))
-    out[edges[:, 0], edges[:, 1]] = psi_e
-    return out, q
+    out[edges[:, 0], edges[:, 1]] = psi_e * scale
+    return out, q * scale
 
 
-def fluid_velocity(solution: SPPSolution, psi, queues=None, *, h: float = 1e-6):
+def fluid_velocity(solution: SPPSolution, psi, queues=None, *, h: float | None = None):
     """The fluid-model velocity ``(psi', q')`` at a state, as ``(step(h) - state) / h``.
 
     For small h this is the LQFS-LB vector field, with the sliding-mode (Filippov) selection
     on tie manifolds: at a state with equal pool loads and no queues it is the velocity along
     the manifold, so finite differences of its class totals around psi* reproduce A_u. The
     error is O(h) (about 1e-6 |A_u|^2 |state - psi*| at the default) plus rounding
-    eps_mach / h.
+    eps_mach / h. The default h is 1e-6 / u (u: the rate unit of :func:`fluid_units`), so it
+    follows the data's time scale.
     """
     system = solution.system
+    if h is None:
+        h = _VELOCITY_STEP / fluid_units(solution)[1]
     q = np.zeros(system.n_classes) if queues is None else np.asarray(queues, dtype=float)
     new_psi, new_q = fluid_step(solution, psi, q, h)
     return (new_psi - np.asarray(psi, dtype=float)) / h, (new_q - q) / h
@@ -604,7 +723,12 @@ def linearised_deviation(
     a = a_critical(solution) if critical else a_underloaded(solution)
     d0 = np.asarray(initial_deviation, dtype=float)
     times = np.asarray(times, dtype=float)
-    if times.size > 1 and np.allclose(np.diff(times), times[1] - times[0]) and times[0] == 0.0:
+    # A regular grid from 0: powers of one exp(A dt). The test is relative (atol = 0), so
+    # it holds in any time unit.
+    regular = times.size > 1 and times[0] == 0.0
+    if regular:
+        regular = np.allclose(np.diff(times), times[1] - times[0], rtol=1e-5, atol=0.0)
+    if regular:
         step = expm(a * (times[1] - times[0]))
         out = np.empty((times.size, d0.size))
         out[0] = d0
