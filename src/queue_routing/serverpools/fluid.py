@@ -113,7 +113,7 @@ __all__ = [
 _QUEUE_PRICE = 2.0
 _MAX_BISECT = 200
 
-#: Most integration steps one call may take (about a minute for a small tree).
+#: Most integration steps one call may take (a few minutes: about 30 us a step on a small tree).
 FLUID_MAX_STEPS = 10_000_000
 #: Most output points of one trajectory.
 FLUID_MAX_POINTS = 1_000_000
