@@ -25,19 +25,33 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 SMOKE_DIR_VARIABLE = "QUEUE_ROUTING_SMOKE_DIR"
 
 
+#: What a smoke run's outputs depend on (the tests do not).
+PIPELINE_PATHS = ("Snakefile", "workflow", "src", "pyproject.toml", "constraints.txt")
+
+
 def _code_state() -> str | None:
-    """The checkout's commit and uncommitted changes to tracked files (None: not a git
-    checkout, so a kept run can't be matched to its code)."""
+    """A digest of the pipeline's code as checked out: the committed trees of
+    :data:`PIPELINE_PATHS` and any uncommitted change to them (None: not a git checkout, so
+    a kept run can't be matched to its code)."""
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout
+        trees = subprocess.run(
+            ["git", "ls-tree", "HEAD", "--", *PIPELINE_PATHS],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
         diff = subprocess.run(
-            ["git", "diff", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout
+            ["git", "diff", "HEAD", "--", *PIPELINE_PATHS],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        untracked = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", *PIPELINE_PATHS],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout.split("\0")  # fmt: skip
     except (OSError, subprocess.CalledProcessError):
         return None
-    return hashlib.sha256((head + diff + SMOKE.read_text()).encode()).hexdigest()
+    digest = hashlib.sha256((trees + diff).encode())
+    for name in sorted(filter(None, untracked)):
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    return digest.hexdigest()
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +59,7 @@ def smoke_run(tmp_path_factory):
     """One uninterrupted local run of the smoke config, the reference of the pipeline tests.
 
     With ``QUEUE_ROUTING_SMOKE_DIR`` set, the run is made in that directory and reused by a
-    later session while the code (commit, uncommitted changes, smoke config) is unchanged."""
+    later session while the pipeline code (:data:`PIPELINE_PATHS`) is unchanged."""
     kept, state = os.environ.get(SMOKE_DIR_VARIABLE), _code_state()
     stamp = Path(kept) / ".smoke-run-of" if kept else None
     if stamp is not None and state is not None and stamp.is_file():

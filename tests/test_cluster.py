@@ -90,6 +90,10 @@ def test_smoke_pipeline_on_slurm_matches_local_run(slurm, smoke_run, tmp_path):
         "--profile",
         str(PROFILE),
         "--slurm-no-account",
+        # the profile's 10 s suits a shared cluster; on the idle test node, jobs of a few
+        # seconds would wait mostly for the status check (the interval grows from this value)
+        "--slurm-init-seconds-before-status-checks",
+        "2",
         "--configfile",
         str(SMOKE),
         cores=None,
