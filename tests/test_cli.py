@@ -161,6 +161,67 @@ def test_simulate_contract_and_reproducibility(capsys, table1_file):
     assert json.loads(run(capsys, *argv)[1]) == obj  # same seed, same numbers
 
 
+def test_compare_policies_contract(capsys, tmp_path):
+    path = tmp_path / "c1.json"
+    path.write_text(json.dumps({"mu": [2.0, 1.5], "cost": [1.0, 3.0], "eta": [1.6]}))
+    argv = ["multiskill", "compare-policies", str(path), "--horizon", "300", "--seed", "3"]
+    code, out, err = run(capsys, *argv, "--policies", "pi,jsq,bernoulli")
+    assert code == 0 and err == ""
+    obj = json.loads(out)
+    assert set(obj) == {"exact_bernoulli_cost", "policies", "ranking", "best"}
+    assert list(obj["policies"]) == ["pi", "jsq", "bernoulli"]
+    for v in obj["policies"].values():
+        assert set(v) == {"cost", "ci95", "ratio", "ratio_ci95"} and v["ci95"] > 0
+    # The baseline is the optimal Bernoulli cost of `multiskill solve` (another command).
+    code_s, out_s, _ = run(capsys, "multiskill", "solve", str(path))
+    assert code_s == 0
+    assert obj["exact_bernoulli_cost"] == pytest.approx(json.loads(out_s)["cost"], rel=1e-12)
+    assert obj["policies"]["bernoulli"]["ratio"] == 1.0  # its own control
+    ranking = obj["ranking"]
+    assert sorted(ranking) == ["bernoulli", "jsq", "pi"]
+    assert [obj["policies"][p]["ratio"] for p in ranking] == sorted(
+        obj["policies"][p]["ratio"] for p in ranking
+    )
+    assert obj["best"] in (None, ranking[0])
+    assert json.loads(run(capsys, *argv, "--policies", "pi,jsq,bernoulli")[1]) == obj
+    # Default policies: all five, in the library's order.
+    code, out, _ = run(capsys, *argv, "--replications", "3", "--warmup", "0")
+    assert code == 0 and list(json.loads(out)["policies"]) == [
+        "bernoulli",
+        "jsq",
+        "led",
+        "io",
+        "pi",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--policies", "pi,power-of-two"], "argument --policies: unknown policy 'power-of-two'"),
+        (["--policies", "pi,pi"], "argument --policies: a policy is repeated"),
+        (["--policies", ","], "argument --policies: must name at least one policy"),
+        (["--replications", "2"], "argument --replications: must be >= 3"),
+        (["--horizon", "-1"], "argument --horizon: must be finite and > 0"),
+        (["--warmup", "inf"], "argument --warmup: must be finite and >= 0"),
+        (["--seed", "-1"], "argument --seed: must be >= 0"),
+    ],
+)
+def test_compare_policies_bad_arguments(capsys, table1_file, extra, needle):
+    with pytest.raises(SystemExit) as info:
+        main(["multiskill", "compare-policies", str(table1_file), *extra])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err
+
+
+def test_compare_policies_refuses_an_unstable_instance(capsys, tmp_path):
+    path = tmp_path / "unstable.json"
+    path.write_text(json.dumps({"mu": [1.0, 1.0], "cost": [1.0, 1.0], "eta": [5.0]}))
+    code, out, err = run(capsys, "multiskill", "compare-policies", str(path))
+    assert code == 1 and out == "" and err.count("\n") == 1 and "unstable" in err
+
+
 @pytest.mark.parametrize(
     ("extra", "code", "needle"),
     [
@@ -376,6 +437,7 @@ SUBCOMMANDS = [
     ("multiskill", "solve"),
     ("multiskill", "compare"),
     ("multiskill", "simulate"),
+    ("multiskill", "compare-policies"),
     ("deadlines", "evaluate"),
     ("deadlines", "index"),
     ("serverpools", "analyze"),
@@ -401,7 +463,11 @@ def test_help_shows_defaults_and_policy_meanings(capsys, monkeypatch, part, comm
     for action in sub._actions:
         if action.option_strings and action.default not in (None, argparse.SUPPRESS):
             assert f"(default: {action.default})" in text, action.option_strings
-    policies = {"simulate": MULTISKILL_POLICIES, "evaluate": DEADLINE_POLICIES}.get(command, {})
+    policies = {
+        "simulate": MULTISKILL_POLICIES,
+        "compare-policies": MULTISKILL_POLICIES,
+        "evaluate": DEADLINE_POLICIES,
+    }.get(command, {})
     if command == "index":
         policies = {k: DEADLINE_POLICIES[k] for k in ("io", "pi", "rb")}
     for name, meaning in policies.items():

@@ -99,6 +99,24 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
     ).to_dict()
 
 
+def _multiskill_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
+    from .multiskill import Instance, compare_policies
+
+    instance = Instance.from_dict(_read_json(args.instance))
+    n_sims = len(set(args.policies) | {"bernoulli"})
+    progress = _terminal_progress(n_sims * args.replications, "simulating policies")
+    return compare_policies(
+        instance,
+        args.policies,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        replications=args.replications,
+        seed=args.seed,
+        keys=("cli",),
+        progress=progress,
+    ).to_dict()
+
+
 def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from .deadlines import Instance, evaluate
 
@@ -149,6 +167,36 @@ def _int_at_least(low: int):
         return value
 
     return parse
+
+
+def _policy_list(known: Sequence[str]):
+    """An argparse type: comma-separated distinct names from ``known`` (usage error otherwise)."""
+
+    def parse(text: str) -> list[str]:
+        names = [p.strip() for p in text.split(",") if p.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError("must name at least one policy")
+        for name in names:
+            if name not in known:
+                raise argparse.ArgumentTypeError(
+                    f"unknown policy {name!r} (choose from {', '.join(known)})"
+                )
+        if len(set(names)) != len(names):
+            raise argparse.ArgumentTypeError(f"a policy is repeated in {text!r}")
+        return names
+
+    return parse
+
+
+def _nonnegative_time(text: str) -> float:
+    """An argparse type: a finite duration >= 0 (time units)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be finite and >= 0, got {text}")
+    return value
 
 
 def _positive_time(text: str) -> float:
@@ -279,6 +327,42 @@ def _build_parser() -> argparse.ArgumentParser:
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
     sim.set_defaults(func=_multiskill_simulate)
+
+    cp = command(
+        ms_cmd,
+        "compare-policies",
+        "paired comparison of routing policies (common random numbers, Bernoulli control "
+        "variate): cost, ratio to the exact optimal Bernoulli cost, ranking, best",
+        ms_instance,
+    )
+    cp.add_argument(
+        "--policies",
+        type=_policy_list(list(MULTISKILL_POLICIES)),
+        default=",".join(MULTISKILL_POLICIES),
+        help="comma-separated policies; " + _policy_help(MULTISKILL_POLICIES),
+    )
+    cp.add_argument(
+        "--horizon",
+        type=_positive_time,
+        default=1000.0,
+        help="measured time per replication (time units)",
+    )
+    cp.add_argument(
+        "--warmup",
+        type=_nonnegative_time,
+        default=None,
+        help="discarded time before the measurement (time units); default 10%% of the horizon",
+    )
+    cp.add_argument(
+        "--replications",
+        type=_int_at_least(3),
+        default=10,
+        help="paired replications (every policy on the same random numbers)",
+    )
+    cp.add_argument(
+        "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
+    )
+    cp.set_defaults(func=_multiskill_compare_policies)
 
     dl = parts.add_parser("deadlines", help="Part B: soft real-time jobs on multiclusters")
     dl_cmd = dl.add_subparsers(dest="command", required=True, parser_class=_Parser)

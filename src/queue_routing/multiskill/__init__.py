@@ -19,6 +19,7 @@ Modules (each a layer; a reader of Part B or C finds the same layers there):
 - :mod:`.instances` -- Table 1 and the paper's random instance generator;
 - :mod:`.simulation` -- the compiled simulator of dynamic routing policies (ours);
 - :mod:`.markov` -- the same policies' exact cost on the truncated Markov chain;
+- :mod:`.policy_comparison` -- paired, variance-reduced comparisons of those policies;
 - :mod:`.experiments` -- the pipeline's studies as tidy tables; :mod:`.figures` -- its figures.
 
 >>> from queue_routing.multiskill import compare, table1
@@ -59,6 +60,7 @@ from .model import (
     partition_at,
     stability_margin,
 )
+from .policy_comparison import PolicyComparison, PolicyEstimate, compare_policies
 from .result import Solution
 from .simulation import POLICIES, SimulationResult, policy_weights, simulate
 from .solvers import METHODS, solve
@@ -79,12 +81,15 @@ __all__ = [
     "Instance",
     "InstanceError",
     "Partition",
+    "PolicyComparison",
+    "PolicyEstimate",
     "SimulationResult",
     "Solution",
     "TwoClassSolution",
     "UnstableInstanceError",
     "all_sharing",
     "compare",
+    "compare_policies",
     "delta",
     "fixed_point",
     "holding_cost",

@@ -379,9 +379,13 @@ def policy_simulation_rows(
 
     The baseline is the exact optimal Bernoulli cost sum_j c_j rho_j/(1 - rho_j) (no noise);
     ``relative = cost / bernoulli_exact`` and ``relative_ci95`` its 95% half-width. The
-    simulated ``bernoulli`` row checks the simulator against that formula. Each (instance,
-    policy) pair simulates from the streams keyed by ``(seed, tag, C, index, policy)``;
-    every replication starts from the stationary law of optimal Bernoulli routing (see
+    simulated ``bernoulli`` row checks the simulator against that formula. Every policy of
+    an instance simulates from the streams keyed by ``(seed, tag, C, index)`` (the policy is
+    not a key: common random numbers, ``docs/multiskill.md#common-random-numbers``), so the
+    rows of one instance are paired by replication; ``relative_ci95`` is each policy's own
+    interval, not that of a difference
+    (:func:`~queue_routing.multiskill.policy_comparison.compare_policies` gives the paired
+    ones). Every replication starts from the stationary law of optimal Bernoulli routing (see
     :func:`~queue_routing.multiskill.simulation.simulate`, ``start="bernoulli"``).
     """
     from .simulation import simulate

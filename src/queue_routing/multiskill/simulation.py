@@ -22,6 +22,12 @@ arriving class-``i`` job is routed to its dedicated server ``i`` or to server 0:
 Every index policy sends the job to ``argmin_{j in {i, 0}} w_j (x_j + 1)`` with a per-server
 weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding cost rate is
 ``sum_j c_j x_j`` (cost per unit time).
+
+Random numbers (``docs/README.md#random-numbers``, ``docs/multiskill.md#common-random-numbers``):
+replication ``r`` draws from the named streams of :func:`replication_states`, keyed by the root
+seed, the job's keys and ``r`` but not the policy, through the compiled xoshiro256** generator
+of :mod:`queue_routing.rng`; every policy simulated with the same seed and keys therefore
+sees the same initial state and the same uniformised event sequence (common random numbers).
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ import numpy as np
 from numba import njit
 
 from ..checks import nonnegative_int, replication_count, time_length
-from ..seeding import seed_sequence
+from ..rng import next_uniform
+from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
 from .exact import solve_exact
 from .model import Instance
@@ -49,6 +56,7 @@ __all__ = [
     "bernoulli_probabilities",
     "event_rates",
     "policy_weights",
+    "replication_states",
     "simulate",
 ]
 
@@ -164,9 +172,15 @@ def alias_table(rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return threshold, alias
 
 
+#: The named random streams of one replication (rows of the kernel's ``states``):
+#: ``events`` drives the uniformised chain (one uniform per step), ``routing`` Bernoulli's
+#: routing coins (one per arrival), ``start`` the initial state (one per server).
+STREAMS = ("events", "routing", "start")
+
+
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _simulate_kernel(
-    n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps, seed, start_loads
+    n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps, states, start_loads
 ):  # pragma: no cover - compiled
     """One replication of the uniformised chain; returns ``(mean jobs (C + 1,), events)``.
 
@@ -180,15 +194,24 @@ def _simulate_kernel(
     ``mode`` 0 routes class ``i`` to server ``i`` w.p. ``prob[i - 1]``; mode 1 routes it to
     server ``i`` iff ``weight[i] (x_i + 1) <= weight[0] (x_0 + 1)``. The initial counts are
     independent geometric with parameters ``start_loads`` (all zero: start empty).
+
+    Randomness (``docs/multiskill.md#common-random-numbers``): ``states`` (uint64, shape
+    ``(3, 4)``) holds the xoshiro256** states of the :data:`STREAMS`; they are copied, so the
+    caller's array is not changed. Step ``s`` consumes exactly the ``s``-th uniform of the
+    ``events`` stream whatever the policy and the state, so every policy given the same
+    ``states`` sees the same event sequence; Bernoulli's coins and the initial state come from
+    streams of their own.
     """
-    # numba's own generator (per thread), seeded here from a seed_sequence-derived integer.
-    np.random.seed(seed)  # noqa: NPY002
+    ev = states[0].copy()
+    coin = states[1].copy()
+    init = states[2].copy()
     n = n_classes
     m = threshold.size
     x = np.zeros(n + 1, dtype=np.int64)
     for j in range(n + 1):  # x_j ~ Geometric: P(x_j = k) = (1 - rho_j) rho_j^k (0: empty)
+        u0 = next_uniform(init)  # one draw per server, used or not
         if start_loads[j] > 0.0:
-            x[j] = int(np.floor(np.log(1.0 - np.random.random()) / np.log(start_loads[j])))  # noqa: NPY002
+            x[j] = int(np.floor(np.log(1.0 - u0) / np.log(start_loads[j])))
     area = np.zeros(n + 1)
     last = np.zeros(n + 1, dtype=np.int64)  # first step since which x[j] is unchanged
     events = 0
@@ -198,14 +221,14 @@ def _simulate_kernel(
             for j in range(n + 1):
                 area[j] = 0.0
                 last[j] = step
-        u = np.random.random() * m  # noqa: NPY002
+        u = next_uniform(ev) * m
         k = min(int(u), m - 1)
         if u - k >= threshold[k]:
             k = alias[k]
         if k < n:  # arrival of class i = k + 1
             i = k + 1
             if mode == 0:
-                j = i if np.random.random() < prob[k] else 0  # noqa: NPY002
+                j = i if next_uniform(coin) < prob[k] else 0
             else:
                 j = i if weight[i] * (x[i] + 1) <= weight[0] * (x[0] + 1) else 0
             d = 1
@@ -225,10 +248,15 @@ def _simulate_kernel(
     return means, events
 
 
-def _kernel_seed(seed: int, keys: tuple, policy: str, replication: int) -> int:
-    """The 32-bit seed of numba's generator for one replication (from :func:`seed_sequence`)."""
-    state = seed_sequence(seed, "multiskill-sim", *keys, policy, replication).generate_state(1)
-    return int(state[0])
+def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
+    """The kernel's stream states (uint64, shape ``(3, 4)``) for one replication.
+
+    Row ``s`` is seeded by ``seed_sequence(seed, "multiskill-sim", *keys, replication,
+    STREAMS[s])`` (:func:`~queue_routing.seeding.stream_states`); the policy is not a key, so
+    every policy simulated with the same ``seed``, ``keys`` and replication index sees the same
+    random numbers (``docs/multiskill.md#common-random-numbers``).
+    """
+    return stream_states(seed, "multiskill-sim", *keys, replication, streams=STREAMS)
 
 
 def event_rates(instance: Instance) -> np.ndarray:
@@ -284,8 +312,8 @@ class SimulationResult(Replicated):
     horizon, warmup:
         Measured time per replication and discarded warm-up before it (time units).
     seed, keys:
-        The stream identity: replication ``r`` uses
-        ``seed_sequence(seed, "multiskill-sim", *keys, policy, r)``.
+        The stream identity: replication ``r`` draws from the streams of
+        :func:`replication_states` ``(seed, keys, r)``, which do not depend on the policy.
     """
 
     policy: str
@@ -375,9 +403,13 @@ def simulate(
     replications:
         Independent replications (>= 2), for the t confidence interval.
     seed, keys:
-        Replication ``r`` draws from ``seed_sequence(seed, "multiskill-sim", *keys, policy,
-        r)``, which seeds numba's generator inside the kernel; the same arguments reproduce the
-        result bit for bit.
+        Replication ``r`` draws from the streams :func:`replication_states` ``(seed, keys, r)``
+        (``seed_sequence(seed, "multiskill-sim", *keys, r, stream)``); the same arguments
+        reproduce the result bit for bit. The policy is not part of the key: two policies
+        simulated with the same ``seed`` and ``keys`` see common random numbers (the same
+        uniformised event sequence and initial state; ``docs/multiskill.md#common-random-numbers``),
+        which is what a paired comparison (:func:`~.policy_comparison.compare_policies`) needs. For
+        independent streams, give each policy its own ``keys``.
     progress:
         Called with no argument after each replication (e.g. a
         :class:`~queue_routing.progress.Progress`); ``None`` for silence.
@@ -426,7 +458,7 @@ def simulate(
     for r in range(replications):
         means[r], ev = _simulate_kernel(
             instance.n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps,
-            _kernel_seed(seed, keys, policy, r), start_loads,
+            replication_states(seed, keys, r), start_loads,
         )  # fmt: skip
         events += int(ev)
         if progress is not None:

@@ -1,0 +1,276 @@
+"""Paired, variance-reduced comparison of routing policies on one instance (ours).
+
+Method: ``docs/multiskill.md#paired-policy-comparisons``; the statistics are those of
+:mod:`queue_routing.paired` (``docs/README.md#paired-comparisons``).
+
+Every policy is simulated (:func:`~.simulation.simulate`) with the same ``seed`` and ``keys``,
+so replication ``r`` of every policy runs on the same random numbers: the same initial state
+and the same uniformised event sequence (``docs/multiskill.md#common-random-numbers``). Every
+replication starts from the stationary law of optimal Bernoulli routing, so the simulated
+Bernoulli cost of a replication has the exact optimal Bernoulli cost ``B`` as its mean: it is
+the control variate of every policy, and ``B`` the baseline of the ratios.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..paired import (
+    PairedEstimate,
+    Selection,
+    control_variate_estimate,
+    mean_estimate,
+    pairwise_differences,
+    select_best,
+)
+from .exact import solve_exact
+from .model import Instance
+from .simulation import POLICIES, SimulationResult, simulate
+
+__all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies"]
+
+BASELINE = "bernoulli"
+
+
+@dataclass(frozen=True)
+class PolicyEstimate:
+    """One policy's simulated cost and its ratio to the exact optimal Bernoulli cost.
+
+    Attributes
+    ----------
+    policy:
+        One of :data:`~.simulation.POLICIES`.
+    cost:
+        Mean holding cost rate over the replications (cost per unit time), no control.
+    ci95, standard_error:
+        Student-``t`` 95% half-width (``R - 1`` degrees of freedom) and standard error of
+        :attr:`cost` (cost per unit time).
+    ratio:
+        Estimate of ``E[cost] / B``, ``B`` the exact optimal Bernoulli cost (dimensionless):
+        the control-variate estimate divided by ``B``
+        (``docs/multiskill.md#paired-policy-comparisons``), or ``cost / B`` without the
+        control. Exactly 1 for ``bernoulli`` with the control (its control-variate estimate
+        is ``B`` itself).
+    ratio_ci95, ratio_standard_error:
+        95% half-width and standard error of :attr:`ratio` (dimensionless).
+    """
+
+    policy: str
+    cost: float
+    ci95: float
+    standard_error: float
+    ratio: float
+    ratio_ci95: float
+    ratio_standard_error: float
+
+
+@dataclass(frozen=True)
+class PolicyComparison:
+    """Paired comparison of policies on one instance (:func:`compare_policies`).
+
+    Attributes
+    ----------
+    exact_bernoulli_cost:
+        ``B``, the exact optimal Bernoulli cost ``sum_j c_j rho_j/(1 - rho_j)`` (cost per unit
+        time; :func:`~.exact.solve_exact`), the baseline of every ratio.
+    policies:
+        ``{name: PolicyEstimate}`` in the order asked.
+    differences:
+        ``{(a, b): PairedEstimate of E[cost_a - cost_b]}`` (cost per unit time) for every pair
+        with ``a`` before ``b``: the same estimator as the ratios (control variate or plain),
+        on the per-replication differences.
+    ranking:
+        Policies by increasing :attr:`PolicyEstimate.ratio`.
+    best:
+        ``ranking[0]`` when it is separated from every other policy after Holm's correction
+        (:func:`~queue_routing.paired.select_best`), else ``None`` ("not separated").
+    selection:
+        The Holm-adjusted p-values behind :attr:`best`.
+    control_variate:
+        Whether the simulated Bernoulli cost was used as a control variate.
+    horizon, warmup:
+        Measured time per replication and the discarded warm-up before it (time units).
+    replications:
+        ``R``, independent replications per policy (paired across policies).
+    seed, keys:
+        The stream identity shared by every policy (:func:`~.simulation.replication_states`).
+    simulations:
+        The :class:`~.simulation.SimulationResult` of every policy simulated (Bernoulli
+        included, as the control, even when not asked).
+    """
+
+    exact_bernoulli_cost: float
+    policies: dict[str, PolicyEstimate]
+    differences: dict[tuple[str, str], PairedEstimate]
+    ranking: tuple[str, ...]
+    best: str | None
+    selection: Selection = field(repr=False)
+    control_variate: bool
+    horizon: float
+    warmup: float
+    replications: int
+    seed: int
+    keys: tuple
+    simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON object: ``exact_bernoulli_cost``, ``policies`` (``cost``, ``ci95``,
+        ``ratio``, ``ratio_ci95`` each), ``ranking`` and ``best`` (``None`` if not separated)."""
+        return {
+            "exact_bernoulli_cost": float(self.exact_bernoulli_cost),
+            "policies": {
+                name: {
+                    "cost": float(e.cost),
+                    "ci95": float(e.ci95),
+                    "ratio": float(e.ratio),
+                    "ratio_ci95": float(e.ratio_ci95),
+                }
+                for name, e in self.policies.items()
+            },
+            "ranking": list(self.ranking),
+            "best": self.best,
+        }
+
+
+def _check_policies(policies: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(policies, str):
+        policies = [p for p in policies.split(",") if p]
+    policies = tuple(policies)
+    if not policies:
+        raise ValueError("policies must name at least one policy")
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown:
+        raise ValueError(f"policies must be among {', '.join(POLICIES)}; got {unknown[0]!r}")
+    if len(set(policies)) != len(policies):
+        raise ValueError("policies must not repeat a policy")
+    return policies
+
+
+def compare_policies(
+    instance: Instance,
+    policies: Sequence[str] = POLICIES,
+    *,
+    horizon: float,
+    warmup: float | None = None,
+    replications: int = 10,
+    seed: int = 0,
+    keys: tuple = (),
+    control_variate: bool = True,
+    alpha: float = 0.05,
+    progress: Callable[[], Any] | None = None,
+) -> PolicyComparison:
+    """Paired comparison of ``policies`` on ``instance`` with common random numbers.
+
+    Each policy (and Bernoulli routing, the control, even if not asked) is simulated with
+    :func:`~.simulation.simulate` on the same streams (``seed``, ``keys``), from the stationary
+    law of optimal Bernoulli routing (``start="bernoulli"``). With ``y_r`` the cost of
+    replication ``r`` of a policy, ``x_r`` that of Bernoulli routing in the same replication
+    and ``B`` the exact optimal Bernoulli cost (``E[x_r] = B`` exactly, the start being
+    stationary for it), ``ratio`` is ``theta / B`` with ``theta`` the control-variate estimate
+    of ``E[y]`` (:func:`~queue_routing.paired.control_variate_estimate`: ``ybar - beta (xbar -
+    B)``, ``beta`` fitted on the replications, ``t`` interval with ``R - 2`` degrees of
+    freedom) and its interval ``ci / B`` (``B`` has no error). Differences between policies use
+    the same estimator on ``y_a - y_b``; the best is declared only where Holm-separated from
+    every other policy (:func:`~queue_routing.paired.select_best`). Details and the reasons:
+    ``docs/multiskill.md#paired-policy-comparisons``.
+
+    Parameters
+    ----------
+    instance:
+        The multi-skilled system.
+    policies:
+        Names from :data:`~.simulation.POLICIES` (a sequence or a comma-separated string).
+    horizon, warmup:
+        Measured time per replication and the warm-up before it (time units; warm-up
+        default ``0.1 * horizon``), as in :func:`~.simulation.simulate`.
+    replications:
+        ``R >= 3`` paired replications (the control variate's interval has ``R - 2`` degrees
+        of freedom).
+    seed, keys:
+        Root seed and job keys of the shared streams.
+    control_variate:
+        ``False`` for the plain paired estimators (ratio ``cost / B``, ``t`` with ``R - 1``
+        degrees of freedom), e.g. to measure what the control adds.
+    alpha:
+        Family-wise level of the Holm correction behind ``best``.
+    progress:
+        Called after each replication of each policy (``None`` for silence).
+
+    Examples
+    --------
+    On one class the exact costs are known (``stationary_cost``, the truncated chain):
+    PI beats optimal Bernoulli routing by about 11%, and the paired run separates them.
+
+    >>> from queue_routing.multiskill import Instance
+    >>> from queue_routing.multiskill.markov import stationary_cost
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> res = compare_policies(inst, ["bernoulli", "pi"], horizon=2000.0, seed=1)
+    >>> exact = stationary_cost(inst, "pi").cost / res.exact_bernoulli_cost
+    >>> pi = res.policies["pi"]
+    >>> bool(abs(pi.ratio - exact) < pi.ratio_ci95), res.ranking, res.best
+    (True, ('pi', 'bernoulli'), 'pi')
+    """
+    policies = _check_policies(policies)
+    if isinstance(replications, int) and not isinstance(replications, bool) and replications < 3:
+        raise ValueError(
+            f"replications must be >= 3 (a control-variate interval has R - 2 degrees of "
+            f"freedom), got {replications}"
+        )
+    exact = float(solve_exact(instance).cost)
+    sims: dict[str, SimulationResult] = {}
+    for policy in (BASELINE, *[p for p in policies if p != BASELINE]):
+        sims[policy] = simulate(
+            instance,
+            policy,
+            horizon=horizon,
+            warmup=warmup,
+            replications=replications,
+            seed=seed,
+            keys=keys,
+            start="bernoulli",
+            progress=progress,
+        )
+    control = sims[BASELINE].replication_costs
+    estimates = {}
+    for policy in policies:
+        y = sims[policy].replication_costs
+        plain = mean_estimate(y)
+        if not control_variate:
+            theta = plain
+        elif policy == BASELINE:  # its own control: theta = B exactly
+            theta = PairedEstimate(exact, 0.0, 0.0, replications - 2, replications)
+        else:
+            theta = control_variate_estimate(y, control, exact)
+        estimates[policy] = PolicyEstimate(
+            policy=policy,
+            cost=plain.estimate,
+            ci95=plain.ci95,
+            standard_error=plain.standard_error,
+            ratio=theta.estimate / exact,
+            ratio_ci95=theta.ci95 / exact,
+            ratio_standard_error=theta.standard_error / exact,
+        )
+    samples = {p: sims[p].replication_costs for p in policies}
+    if control_variate:
+        differences = pairwise_differences(samples, control, exact)
+    else:
+        differences = pairwise_differences(samples)
+    selection = select_best({p: estimates[p].ratio for p in policies}, differences, alpha)
+    first = sims[BASELINE]
+    return PolicyComparison(
+        exact_bernoulli_cost=exact,
+        policies=estimates,
+        differences=differences,
+        ranking=selection.ranking,
+        best=selection.best,
+        selection=selection,
+        control_variate=bool(control_variate),
+        horizon=first.horizon,
+        warmup=first.warmup,
+        replications=first.replications,
+        seed=first.seed,
+        keys=first.keys,
+        simulations=sims,
+    )

@@ -1,0 +1,291 @@
+"""Paired estimators over replications: means, control variates, differences, Holm, the best.
+
+The statistics of a paired comparison of policies (``docs/README.md#paired-comparisons``),
+shared by the three parts. The input is always one value per replication (axis 0), the
+replications independent of each other, and the ``r``-th value of every policy computed from
+the same random numbers (common random numbers, ``docs/README.md#random-numbers``), so the
+values of two policies are paired by replication and their difference is estimated from the
+per-replication differences.
+
+* :func:`mean_estimate` -- the mean with the Student-``t`` interval, ``R - 1`` degrees of
+  freedom;
+* :func:`control_variate_estimate` -- the mean of ``y`` corrected by a paired control ``x``
+  with a known mean (Lavenberg and Welch's regression estimator, ``R - 2`` degrees of
+  freedom; the interval is exact when ``(x, y)`` is bivariate normal);
+* :func:`pairwise_differences` -- every pair's mean difference, with or without the control;
+* :func:`holm` -- Holm's step-down adjustment of p-values;
+* :func:`select_best` -- the ranking, and the best only where it is separated from every
+  other (Holm-adjusted, family-wise level ``alpha``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from scipy import stats
+
+__all__ = [
+    "PairedEstimate",
+    "Selection",
+    "control_variate_estimate",
+    "holm",
+    "mean_estimate",
+    "pairwise_differences",
+    "select_best",
+]
+
+
+@dataclass(frozen=True)
+class PairedEstimate:
+    """A mean estimated from independent replications, with its Student-``t`` interval.
+
+    Attributes
+    ----------
+    estimate:
+        The point estimate (the unit of the samples).
+    ci95:
+        Half-width of the 95% interval, ``t_{0.975, df} * standard_error``.
+    standard_error:
+        Estimated standard deviation of :attr:`estimate`.
+    df:
+        Degrees of freedom of the ``t`` distribution: ``R - 1`` for a mean, ``R - 2`` with a
+        control variate.
+    replications:
+        ``R``, the number of independent replications.
+    """
+
+    estimate: float
+    ci95: float
+    standard_error: float
+    df: int
+    replications: int
+
+    def p_value(self, null: float = 0.0) -> float:
+        """Two-sided ``t`` test of ``estimate == null``: ``2 P(T_df > |estimate - null| / se)``.
+
+        A zero standard error gives 0 if the estimate differs from ``null``, 1 otherwise.
+
+        >>> round(PairedEstimate(2.0, 4.3, 1.0, 2, 3).p_value(), 6)  # 2 P(T_2 > 2) = 1 - 2/sqrt(6)
+        0.183503
+        """
+        gap = abs(self.estimate - null)
+        if self.standard_error == 0.0:
+            return 0.0 if gap > 0 else 1.0
+        return float(2.0 * stats.t.sf(gap / self.standard_error, self.df))
+
+
+def _samples(name: str, values, minimum: int) -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    if a.ndim != 1 or a.size < minimum:
+        raise ValueError(f"{name} must be 1-D with at least {minimum} replications, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite")
+    return a
+
+
+def _make(estimate: float, se: float, df: int, r: int) -> PairedEstimate:
+    return PairedEstimate(
+        estimate=float(estimate),
+        ci95=float(stats.t.ppf(0.975, df) * se),
+        standard_error=float(se),
+        df=int(df),
+        replications=int(r),
+    )
+
+
+def mean_estimate(samples) -> PairedEstimate:
+    """Mean of ``samples`` (one value per replication, ``R >= 2``) with its ``t`` interval.
+
+    ``se = s / sqrt(R)``, ``s`` the sample standard deviation, ``df = R - 1``.
+
+    >>> e = mean_estimate([1.0, 2.0, 3.0])
+    >>> e.estimate, e.standard_error, e.df
+    (2.0, 0.5773502691896258, 2)
+    """
+    y = _samples("samples", samples, 2)
+    r = y.size
+    return _make(y.mean(), y.std(ddof=1) / math.sqrt(r), r - 1, r)
+
+
+def control_variate_estimate(samples, control, control_mean: float) -> PairedEstimate:
+    """Mean of ``samples`` corrected by the paired ``control`` of known mean ``control_mean``.
+
+    With ``y_r`` = ``samples[r]`` and ``x_r`` = ``control[r]`` (``R >= 3`` independent pairs;
+    same unit as ``control_mean`` for ``x``), the estimator is the regression one of
+    ``docs/README.md#paired-comparisons``::
+
+        beta  = S_xy / S_xx,   S_xy = sum (x_r - xbar)(y_r - ybar),  S_xx = sum (x_r - xbar)^2
+        theta = ybar - beta (xbar - control_mean)
+        s^2   = sum (y_r - ybar - beta (x_r - xbar))^2 / (R - 2)
+        se^2  = s^2 (1/R + (xbar - control_mean)^2 / S_xx),   df = R - 2,
+
+    i.e. the least-squares line of ``y`` on ``x`` evaluated at ``x = control_mean`` with its
+    standard error (Lavenberg and Welch): an unbiased estimator with an exact ``t`` interval
+    when ``(x_r, y_r)`` is bivariate normal, unbiased to ``O(1/R)`` otherwise. If the control
+    does not vary (``S_xx = 0``) there is nothing to regress on and the plain mean is returned
+    (:func:`mean_estimate`).
+
+    >>> x = [1.0, 2.0, 3.0, 4.0]
+    >>> e = control_variate_estimate([2.1, 3.9, 6.1, 7.9], x, 2.0)  # y ~ 2x: theta ~ 4
+    >>> round(e.estimate, 6), e.df
+    (4.0, 2)
+    """
+    y = _samples("samples", samples, 3)
+    x = _samples("control", control, 3)
+    if x.size != y.size:
+        raise ValueError(f"samples and control must pair up, got {y.size} and {x.size} values")
+    if not math.isfinite(control_mean):
+        raise ValueError(f"control_mean must be finite, got {control_mean}")
+    r = y.size
+    dx, dy = x - x.mean(), y - y.mean()
+    sxx = float(dx @ dx)
+    if sxx == 0.0:
+        return mean_estimate(y)
+    beta = float(dx @ dy) / sxx
+    resid = dy - beta * dx
+    s2 = float(resid @ resid) / (r - 2)
+    gap = x.mean() - control_mean
+    se = math.sqrt(s2 * (1.0 / r + gap * gap / sxx))
+    return _make(y.mean() - beta * gap, se, r - 2, r)
+
+
+def pairwise_differences(
+    samples: Mapping[str, np.ndarray],
+    control: np.ndarray | None = None,
+    control_mean: float | None = None,
+) -> dict[tuple[str, str], PairedEstimate]:
+    """Every pair's mean difference ``E[a - b]`` from the per-replication differences.
+
+    ``samples`` maps a name to its values per replication, paired by index (same random
+    numbers in replication ``r``). Returns ``{(a, b): estimate of E[a_r - b_r]}`` for every
+    pair with ``a`` before ``b`` in the mapping's order: :func:`mean_estimate` of ``a - b``, or
+    with ``control`` (and its known mean) :func:`control_variate_estimate` of ``a - b``, whose
+    point estimate is then exactly the difference of the two control-variate estimates.
+
+    >>> d = pairwise_differences({"a": [3.0, 4.0, 6.0], "b": [1.0, 2.0, 3.0]})
+    >>> list(d), d["a", "b"].estimate
+    ([('a', 'b')], 2.3333333333333335)
+    """
+    names = list(samples)
+    if len(names) != len(set(names)):  # pragma: no cover - a Mapping has unique keys
+        raise ValueError("names must be unique")
+    values = {k: np.asarray(v, dtype=float) for k, v in samples.items()}
+    out = {}
+    for a, b in combinations(names, 2):
+        d = values[a] - values[b]
+        if control is None:
+            out[a, b] = mean_estimate(d)
+        else:
+            if control_mean is None:
+                raise ValueError("control_mean is needed with a control")
+            out[a, b] = control_variate_estimate(d, control, control_mean)
+    return out
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    With the ``m`` p-values sorted, ``p_(1) <= ... <= p_(m)``, the adjusted value of the
+    ``k``-th is ``max_{j <= k} min(1, (m - j + 1) p_(j))``; rejecting every hypothesis whose
+    adjusted p-value is ``<= alpha`` controls the family-wise error rate at ``alpha`` under any
+    dependence between the tests.
+
+    >>> holm([0.01, 0.04, 0.03, 0.005]).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    """
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1 or np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
+        raise ValueError("p_values must be a 1-D sequence of probabilities")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of :func:`select_best`.
+
+    Attributes
+    ----------
+    ranking:
+        Names by increasing point estimate (lower is better; ties keep the input order).
+    best:
+        ``ranking[0]`` if it is separated from every other name, else ``None`` ("not
+        separated").
+    adjusted_p_values:
+        ``{(a, b): p}``, for every ordered pair of names, the Holm-adjusted p-value of the
+        one-sided hypothesis "``a`` is not better than ``b``" (``E[a - b] >= 0``); a small
+        value means ``a`` is separated from ``b`` and lower.
+    alpha:
+        Family-wise level of the Holm correction.
+    """
+
+    ranking: tuple[str, ...]
+    best: str | None
+    adjusted_p_values: dict[tuple[str, str], float]
+    alpha: float
+
+
+def _p_lower(e: PairedEstimate) -> float:
+    """One-sided p-value of ``E >= 0`` against ``E < 0``: ``P(T_df <= estimate / se)``."""
+    if e.standard_error == 0.0:
+        return 0.0 if e.estimate < 0 else 1.0
+    return float(stats.t.cdf(e.estimate / e.standard_error, e.df))
+
+
+def select_best(
+    point: Mapping[str, float],
+    differences: Mapping[tuple[str, str], PairedEstimate],
+    alpha: float = 0.05,
+) -> Selection:
+    """Rank by ``point`` (lower is better) and declare the first the best only if separated.
+
+    ``differences`` holds a paired estimate of ``E[a - b]`` for every pair of names (either
+    order, e.g. from :func:`pairwise_differences`). The comparisons made are, for every
+    ordered pair ``(a, b)``, the one-sided ``t`` test of "``a`` is not better than ``b``"
+    (``E[a - b] >= 0``), all ``K (K - 1)`` of them corrected together by :func:`holm` at
+    family-wise level ``alpha``. The leader (lowest point estimate) is declared the best iff
+    its test against every other name, the runner-up included, is rejected; otherwise
+    ``best`` is ``None`` ("not separated"). A wrong declaration rejects the true hypothesis
+    "the leader is not better than the true best", a family-wise error, so it happens with
+    probability at most ``alpha`` whatever the dependence between the tests
+    (``docs/README.md#paired-comparisons``). This is at least as strict as Holm over the
+    ``K (K - 1)/2`` two-sided tests of the pairs at the same level.
+
+    >>> d = pairwise_differences({"a": [1.0, 1.1, 0.9, 1.0], "b": [2.0, 2.2, 2.1, 1.9]})
+    >>> s = select_best({"a": 1.0, "b": 2.05}, d)
+    >>> s.ranking, s.best
+    (('a', 'b'), 'a')
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    names = list(point)
+    ranking = tuple(sorted(names, key=lambda k: (point[k], names.index(k))))
+    raw: dict[tuple[str, str], float] = {}
+    for a, b in combinations(names, 2):
+        if (a, b) in differences:
+            e = differences[a, b]
+            raw[a, b], raw[b, a] = _p_lower(e), _p_lower(_negated(e))
+        elif (b, a) in differences:
+            e = differences[b, a]
+            raw[b, a], raw[a, b] = _p_lower(e), _p_lower(_negated(e))
+        else:
+            raise ValueError(f"differences lack the pair {a!r}, {b!r}")
+    keys = list(raw)
+    adjusted = holm([raw[k] for k in keys]) if keys else np.empty(0)
+    adj = {k: float(v) for k, v in zip(keys, adjusted, strict=True)}
+    best = None
+    if ranking and all(adj[ranking[0], other] <= alpha for other in ranking[1:]):
+        best = ranking[0]
+    return Selection(ranking=ranking, best=best, adjusted_p_values=adj, alpha=float(alpha))
+
+
+def _negated(e: PairedEstimate) -> PairedEstimate:
+    return PairedEstimate(-e.estimate, e.ci95, e.standard_error, e.df, e.replications)
