@@ -209,15 +209,21 @@ def pi_increments(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int)
     d = p - pbar  # P(y) - Pbar, nondecreasing in y
     service = _service(np.arange(big + 2), cluster)
     # head form, forward: H(x) = (Pbar - P(x)) + (mu_x/lam) H(x-1), nonnegative terms
-    head = np.empty(upto + 1)
+    # up to the crossing only: beyond it the forward recursion explodes (and overflows)
+    head = np.zeros(upto + 1)
     prev = 0.0
+    cross = upto + 1  # first level of the tail form
     for y in range(upto + 1):
+        if y >= m and d[y] > 0.0:
+            cross = y
+            break
         minus_d = excess if y < m else -d[y]
         prev = minus_d + (service[y] / lam) * prev
         head[y] = prev
     if not need_tail:
         return head
-    use_tail = (x >= m) & (d[x] > 0.0)
+    # the tail form from the crossing on (also where rounding makes d dip to 0 again)
+    use_tail = x >= cross
     if deadline.kind == "exponential":
         theta = 1.0 / deadline.mean
         one_q = theta / (m * mu + theta)  # 1 - q
