@@ -129,9 +129,9 @@ def test_f_prime_matches_high_precision_derivative(t, frac):
 
 
 LONG = [
-    (FAST, ("bs", "io", "pi", "rb")),
+    (FAST, ("bs", "io", "rb")),  # PI: below (its indices underflow at both clusters)
     ({**README, "deadline": {"kind": "constant", "t": 800.0}}, ("bs", "io", "pi", "rb")),
-    ({**README, "deadline": {"kind": "constant", "t": 1e4}}, ("bs", "pi")),
+    ({**README, "deadline": {"kind": "constant", "t": 1e4}}, ("bs",)),  # PI: below
     pytest.param(  # ~3 min: PI needs P^miss (by quadrature) up to x ~ 6700 here
         {**README, "deadline": {"kind": "uniform", "low": 500.0, "high": 2000.0}},
         ("bs", "pi"),
@@ -154,12 +154,23 @@ def test_long_deadlines_evaluate_to_finite_costs(data, names):
             assert res.rejection_rate == pytest.approx(res.forced_rejection_rate, abs=1e-300)
 
 
+@pytest.mark.parametrize("data", [FAST, {**README, "deadline": {"kind": "constant", "t": 1e4}}])
+def test_pi_refuses_indices_underflowing_at_two_clusters(data):
+    """Deadlines of ~1000 mean service times or more at both clusters (the BS split keeps
+    every cluster's marginal miss rate down to 1e-300): both clusters' PI indices lie below
+    the doubles (IO and RB order theirs by logarithms; PI has no log form): one line saying
+    so, not the policy that ties of zeros would make."""
+    with pytest.raises(AccuracyError) as err:
+        evaluate(Instance.from_dict(data), "pi", truncation=60)
+    assert _one_line(err.value).startswith("pi: the indices of clusters 1, 2 fall below 1e-290")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("data", "names"), LONG)
 def test_long_deadlines_default_evaluation_is_finite_or_refused(data, names):
-    """The miss probabilities of such deadlines lie below the doubles (IO and PI indices tie
-    at 0, so one cluster takes every job until its queue is ~1000 long): the default
-    evaluation either settles or says which level it reached."""
+    """The miss probabilities of such deadlines lie below the doubles (IO and RB order them
+    by logarithms, and one cluster then takes every job until its queue is hundreds long):
+    the default evaluation either settles or says which level it reached."""
     inst = Instance.from_dict(data)
     for p in names:
         try:

@@ -258,3 +258,18 @@ def test_pi_index_matches_the_poisson_equation(kind, on, m):
         # near capacity the index inherits Pbar's rounding times rho/(1-rho)
         rtol = 1e-9 if load < 0.999 else 1e-9 * max(1.0, 1e-6 / (1 - load))
         _assert_close(got, ref, rtol, f"pi load {load}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("m", "on"), [(1, "response"), (3, "waiting")])
+def test_wide_uniform_deadline_matches_the_definition(m, on):
+    """A deadline uniform on [1e-3, 1e4] service times (``m mu (high - low) = 1e4 m``): the
+    integrand varies on a scale far below the spread, so the quadrature needs all its 2048
+    panels; the closed-form integral at 60 digits is the reference (seconds: slow)."""
+    mu, lo, hi, upto = 1.0, 1e-3, 1e4, 60
+    dl = Deadline.from_dict({"kind": "uniform", "low": lo, "high": hi, "on": on})
+    with mp.workdps(60):
+        ref = [_p_uniform(x, m, mp.mpf(mu), mp.mpf(lo), mp.mpf(hi), on) for x in range(upto + 2)]
+        inc = [ref[x + 1] - ref[x] for x in range(upto + 1)]
+    _assert_close(miss_probability(np.arange(upto + 2), m, mu, dl), ref, 1e-12, "P^miss")
+    _assert_close(miss_increments(np.arange(upto + 1), m, mu, dl), inc, 1e-11, "increments")

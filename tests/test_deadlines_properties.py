@@ -4,6 +4,10 @@ clusters. Every public function returns a finite, in-range result (probabilities
 monotone where the theory says so, costs >= 0, the optimal cost below every heuristic on
 small instances) or one clear error (a ``ValueError`` with a one-line message); no
 floating-point warning escapes (``RuntimeWarning`` is an error here).
+
+Each class runs twice: in the default run over the same wide ranges with few examples and
+small tables (``*_quick``, seconds in all), and behind the ``slow`` marker with many examples
+and the full sizes (minutes of exact chains; ``pytest -m slow``).
 """
 
 from __future__ import annotations
@@ -37,11 +41,8 @@ from queue_routing.deadlines import (
 )
 from queue_routing.errors import AccuracyError
 
-# Minutes of hypothesis examples (exact chains at many truncation levels): behind the slow
-# marker, run with `pytest -m slow`.
-pytestmark = pytest.mark.slow
-
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+slow = pytest.mark.slow
 
 
 @contextmanager
@@ -88,11 +89,9 @@ def cluster_cases(draw, max_scale: float = 1e4):
 
 
 # -- miss probabilities -------------------------------------------------------------------
-@settings(max_examples=40, **SETTINGS)
-@given(cluster_cases(max_scale=300.0))
-def test_miss_probability_is_a_nondecreasing_probability(case):
+def _check_miss_probability(case, upto: int) -> None:
     c, dl = case
-    x = np.arange(301)
+    x = np.arange(upto + 1)
     with strict():
         p = miss_probability(x, c.servers, c.rate, dl)
         d = miss_increments(x[:-1], c.servers, c.rate, dl)
@@ -104,10 +103,21 @@ def test_miss_probability_is_a_nondecreasing_probability(case):
     assert np.all(d[: max(c.servers - 1, 0)] == 0)  # a free server ahead: nothing changes
 
 
-# -- stationary quantities ----------------------------------------------------------------
 @settings(max_examples=40, **SETTINGS)
-@given(cluster_cases(), load)
-def test_stationary_quantities_are_in_range(case, rho):
+@given(cluster_cases())
+def test_miss_probability_is_a_nondecreasing_probability_quick(case):
+    _check_miss_probability(case, 40)
+
+
+@slow
+@settings(max_examples=40, **SETTINGS)
+@given(cluster_cases(max_scale=300.0))
+def test_miss_probability_is_a_nondecreasing_probability(case):
+    _check_miss_probability(case, 300)
+
+
+# -- stationary quantities ----------------------------------------------------------------
+def _check_stationary(case, rho) -> None:
     c, dl = case
     m, mu = c.servers, c.rate
     lam = rho * m * mu
@@ -129,15 +139,29 @@ def test_stationary_quantities_are_in_range(case, rho):
         assert math.isfinite(d) and d >= -1e-9 * max(1.0, abs(d))  # f increases with lam
 
 
-# -- index functions ----------------------------------------------------------------------
 @settings(max_examples=40, **SETTINGS)
-@given(cluster_cases(), st.floats(-3.0, 3.0).map(lambda e: 10.0**e))
-def test_io_and_rb_indices_are_finite_or_overflow(case, ratio):
+@given(cluster_cases(), load)
+def test_stationary_quantities_are_in_range_quick(case, rho):
+    _check_stationary(case, rho)
+
+
+@slow
+@settings(max_examples=40, **SETTINGS)
+@given(cluster_cases(), load)
+def test_stationary_quantities_are_in_range(case, rho):
+    _check_stationary(case, rho)
+
+
+# -- index functions ----------------------------------------------------------------------
+ratios = st.floats(-3.0, 3.0).map(lambda e: 10.0**e)
+
+
+def _check_io_rb(case, ratio, upto: int) -> None:
     c, dl = case
     lam = ratio * c.capacity  # RB takes any arrival rate, also far above capacity
     with strict():
-        io = io_index(c, dl, 300)
-        rb = rb_index(c, dl, lam, 300)
+        io = io_index(c, dl, upto)
+        rb = rb_index(c, dl, lam, upto)
     assert np.all((io >= 0) & (io <= 1)) and np.all(np.diff(io) >= -1e-13 * io[1:])
     assert not np.isnan(rb).any() and np.all(rb >= 0)
     assert rb[0] == io[0]
@@ -148,21 +172,45 @@ def test_io_and_rb_indices_are_finite_or_overflow(case, ratio):
         assert np.all(np.isinf(rb[inf[0] :]))
 
 
-@settings(max_examples=30, **SETTINGS)
-@given(cluster_cases(max_scale=50.0), load)
-def test_pi_index_is_finite_and_starts_at_the_stationary_miss_probability(case, rho):
+@settings(max_examples=40, **SETTINGS)
+@given(cluster_cases(), ratios)
+def test_io_and_rb_indices_are_finite_or_overflow_quick(case, ratio):
+    _check_io_rb(case, ratio, 60)
+
+
+@slow
+@settings(max_examples=40, **SETTINGS)
+@given(cluster_cases(), ratios)
+def test_io_and_rb_indices_are_finite_or_overflow(case, ratio):
+    _check_io_rb(case, ratio, 300)
+
+
+def _check_pi(case, rho, upto: int) -> None:
     c, dl = case
     rho = min(rho, 1 - 1e-6)  # PI's clamp of a saturated cluster
     lam = rho * c.capacity
     with strict():
         try:
-            nu = pi_index(c, dl, lam, 200)
+            nu = pi_index(c, dl, lam, upto)
         except AccuracyError as exc:
             _one_line(exc)
             return
         pbar = steady_state_miss(c.servers, c.rate, lam, dl)
     assert np.all(np.isfinite(nu)) and np.all(nu >= 0)
     assert nu[0] == pytest.approx(pbar, rel=1e-9, abs=1e-300)
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(cluster_cases(), load)
+def test_pi_index_is_finite_and_starts_at_the_stationary_miss_probability_quick(case, rho):
+    _check_pi(case, rho, 40)
+
+
+@slow
+@settings(max_examples=30, **SETTINGS)
+@given(cluster_cases(max_scale=50.0), load)
+def test_pi_index_is_finite_and_starts_at_the_stationary_miss_probability(case, rho):
+    _check_pi(case, rho, 200)
 
 
 # -- instances of 1 to 50 clusters --------------------------------------------------------
@@ -184,12 +232,10 @@ def instances(draw, max_clusters: int = 50, spread: float = 1e6):
     )
 
 
-@settings(max_examples=15, **SETTINGS)
-@given(instances())
-def test_bernoulli_split_and_index_tables_are_consistent(inst):
+def _check_split_tables(inst, upto: int) -> None:
     with strict():
         split = optimal_split(inst, check_convexity=False)
-        tables = [index_table(inst, p, 60).table for p in ("io", "rb")]
+        tables = [index_table(inst, p, upto).table for p in ("io", "rb")]
     caps = inst.servers * inst.service_rates
     assert np.all(split.rates >= 0) and np.all(split.rates <= caps * (1 + 1e-12))
     assert split.rates.sum() + split.rejected_rate == pytest.approx(inst.arrival_rate, rel=1e-9)
@@ -198,15 +244,31 @@ def test_bernoulli_split_and_index_tables_are_consistent(inst):
         assert not np.isnan(t).any() and np.all(t >= 0)
 
 
-@settings(max_examples=10, **SETTINGS)
-@given(instances(max_clusters=50))
-def test_simulation_is_finite_or_says_why(inst):
-    horizon = 1500.0 / inst.arrival_rate  # about 1500 arrivals per replication
+@settings(max_examples=3, **SETTINGS)
+@given(instances())
+def test_bernoulli_split_and_index_tables_are_consistent_quick(inst):
+    _check_split_tables(inst, 10)
+
+
+@slow
+@settings(max_examples=15, **SETTINGS)
+@given(instances())
+def test_bernoulli_split_and_index_tables_are_consistent(inst):
+    _check_split_tables(inst, 60)
+
+
+def _check_simulation(inst, arrivals: float, table_size: int) -> None:
+    horizon = arrivals / inst.arrival_rate
     for p in ("bs", "io", "rb"):
         with strict():
             try:
                 res = evaluate(
-                    inst, p, method="simulation", horizon=horizon, replications=2, table_size=60
+                    inst,
+                    p,
+                    method="simulation",
+                    horizon=horizon,
+                    replications=2,
+                    table_size=table_size,
                 )
             except AccuracyError as exc:  # the table decided some arrivals
                 _one_line(exc)
@@ -215,10 +277,23 @@ def test_simulation_is_finite_or_says_why(inst):
         assert 0.0 <= res.miss_rate <= res.cost * (1 + 1e-12) and res.rejection_rate >= 0
 
 
-@settings(max_examples=12, **SETTINGS)
-@given(instances(max_clusters=2, spread=100.0).filter(lambda i: i.n_clusters == 2))
-def test_optimal_is_below_every_index_policy_on_small_instances(inst):
-    level = 12
+@settings(max_examples=4, **SETTINGS)
+@given(instances(max_clusters=50))
+def test_simulation_is_finite_or_says_why_quick(inst):
+    _check_simulation(inst, 300.0, 30)
+
+
+@slow
+@settings(max_examples=10, **SETTINGS)
+@given(instances(max_clusters=50))
+def test_simulation_is_finite_or_says_why(inst):
+    _check_simulation(inst, 1500.0, 60)  # about 1500 arrivals per replication
+
+
+two_clusters = instances(max_clusters=2, spread=100.0).filter(lambda i: i.n_clusters == 2)
+
+
+def _check_optimal(inst, level: int) -> None:
     with strict():
         try:
             opt = evaluate(inst, "optimal", truncation=level)
@@ -235,6 +310,19 @@ def test_optimal_is_below_every_index_policy_on_small_instances(inst):
         assert opt.cost <= res.cost * (1 + 1e-7) + 1e-12, p
 
 
+@settings(max_examples=3, **SETTINGS)
+@given(two_clusters)
+def test_optimal_is_below_every_index_policy_on_small_instances_quick(inst):
+    _check_optimal(inst, 6)
+
+
+@slow
+@settings(max_examples=12, **SETTINGS)
+@given(two_clusters)
+def test_optimal_is_below_every_index_policy_on_small_instances(inst):
+    _check_optimal(inst, 12)
+
+
 # -- the instance JSON ----------------------------------------------------------------------
 json_values = st.one_of(
     st.none(),
@@ -246,12 +334,10 @@ json_values = st.one_of(
 )
 
 
-@settings(max_examples=150, **SETTINGS)
-@given(
-    st.sampled_from(["arrival_rate", "rejection_cost", "servers", "service_rates", "deadline"]),
-    json_values,
-)
-def test_from_dict_accepts_or_names_the_field(field, value):
+fields = st.sampled_from(["arrival_rate", "rejection_cost", "servers", "service_rates", "deadline"])
+
+
+def _check_from_dict(field, value) -> None:
     data = {
         "arrival_rate": 3.0,
         "servers": [3, 2],
@@ -275,3 +361,16 @@ def test_from_dict_accepts_or_names_the_field(field, value):
     assert all(math.isfinite(v) for v in (inst.arrival_rate, *inst.service_rates))
     if not (field == "rejection_cost" and value is None):  # null: pure routing
         assert isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@settings(max_examples=50, **SETTINGS)
+@given(fields, json_values)
+def test_from_dict_accepts_or_names_the_field_quick(field, value):
+    _check_from_dict(field, value)
+
+
+@slow
+@settings(max_examples=150, **SETTINGS)
+@given(fields, json_values)
+def test_from_dict_accepts_or_names_the_field(field, value):
+    _check_from_dict(field, value)

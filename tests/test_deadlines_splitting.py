@@ -163,3 +163,40 @@ def test_identical_clusters_split_evenly():
     inst = Instance(3.0, (Cluster(2, 1.0), Cluster(2, 1.0)), None, dl)
     sol = optimal_split(inst)
     np.testing.assert_allclose(sol.rates, [1.5, 1.5], rtol=1e-10)
+
+
+def test_level_search_reaches_astronomically_small_marginal_costs():
+    """The issue's instance (t = 1000 and 800 mean service times): splitting 221 / 79 leaves
+    both clusters ~80 jobs per unit time below capacity, a miss rate near 300 e^{-790}
+    (mpmath, from the sojourn tail's closed form); the level search must get below 1e-290
+    too (an absolute tolerance on the level stopped at a split with cost 1.2e-16)."""
+    import mpmath as mp
+
+    from queue_routing.deadlines import Instance
+
+    inst = Instance.from_dict(
+        {
+            "arrival_rate": 300,
+            "servers": [3, 2],
+            "service_rates": [100, 80],
+            "rejection_cost": 2,
+            "deadline": {"kind": "constant", "t": 10},
+        }
+    )
+
+    def f_mp(lam, m, mu, t):  # lam P(T > t), T the M/M/m FCFS response time
+        lam, mu, t = mp.mpf(lam), mp.mpf(mu), mp.mpf(t)
+        a = lam / mu
+        b = a**m / mp.factorial(m) / (1 - a / m)
+        c = b / (sum(a**k / mp.factorial(k) for k in range(m)) + b)  # Erlang C
+        d = (m - 1) * mu - lam
+        return lam * (
+            mp.exp(-mu * t) + c * mu / d * (mp.exp(-mu * t) - mp.exp(-(m * mu - lam) * t))
+        )
+
+    with mp.workdps(50):
+        near_opt = f_mp(221, 3, 100, 10) + f_mp(79, 2, 80, 10)
+    assert near_opt < mp.mpf("1e-330")
+    split = optimal_split(inst)
+    assert split.rejected_rate == 0.0 and split.rates.sum() == pytest.approx(300.0, rel=1e-15)
+    assert 0.0 <= split.cost <= 1e-290

@@ -58,6 +58,7 @@ from ..errors import AccuracyError
 from .miss import (
     _check_levels,
     _log_miss_increments,
+    _log_miss_probability,
     _pbar_excess,
     miss_probability,
     steady_state_miss,
@@ -66,13 +67,16 @@ from .model import Cluster, Deadline, InstanceError, _show
 
 __all__ = [
     "MAX_UPTO",
+    "UNDERFLOW",
     "IndexabilityCheck",
     "IndexabilityWarning",
     "check_indexable",
     "io_index",
+    "io_log_index",
     "pi_increments",
     "pi_index",
     "rb_index",
+    "rb_log_index",
 ]
 
 #: Largest ``upto`` (number of jobs in one cluster) of the index functions: 100 000 jobs
@@ -83,6 +87,9 @@ _TAIL_EPS = 1e-18  # neglected geometric tail mass (relative) when starting the 
 _MAX_TAIL = 2_000_000
 _RHO_TAIL = 100_000  # beyond this many levels of geometric decay, use the deadline's decay
 _MONO_RTOL = 1e-12
+#: Index values below this (underflowing, or subnormal with few digits) are ordered by their
+#: logarithms (:func:`io_log_index`, :func:`rb_log_index`) when a policy compares them.
+UNDERFLOW = 1e-290
 
 
 class IndexabilityWarning(UserWarning):
@@ -209,15 +216,21 @@ def pi_increments(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int)
     d = p - pbar  # P(y) - Pbar, nondecreasing in y
     service = _service(np.arange(big + 2), cluster)
     # head form, forward: H(x) = (Pbar - P(x)) + (mu_x/lam) H(x-1), nonnegative terms
-    head = np.empty(upto + 1)
+    # up to the crossing only: beyond it the forward recursion explodes (and overflows)
+    head = np.zeros(upto + 1)
     prev = 0.0
+    cross = upto + 1  # first level of the tail form
     for y in range(upto + 1):
+        if y >= m and d[y] > 0.0:
+            cross = y
+            break
         minus_d = excess if y < m else -d[y]
         prev = minus_d + (service[y] / lam) * prev
         head[y] = prev
     if not need_tail:
         return head
-    use_tail = (x >= m) & (d[x] > 0.0)
+    # the tail form from the crossing on (also where rounding makes d dip to 0 again)
+    use_tail = x >= cross
     if deadline.kind == "exponential":
         theta = 1.0 / deadline.mean
         one_q = theta / (m * mu + theta)  # 1 - q
@@ -293,14 +306,17 @@ def _xmul_log(af, ae, logc):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _rb_kernel(p, logdelta, r, dr):  # pragma: no cover - compiled
-    """``nu(x) = P(x) + r_x N(x)/D(x)``, ``x = 0..X``, by the recursions of the module
-    docstring with ``W``, ``w``, ``N``, ``D`` as (mantissa, binary exponent) pairs.
+def _rb_kernel(p, logp, logdelta, r, dr):  # pragma: no cover - compiled
+    """``nu(x) = P(x) + r_x N(x)/D(x)`` and ``log nu(x)``, ``x = 0..X``, by the recursions of
+    the module docstring with ``W``, ``w``, ``N``, ``D`` as (mantissa, binary exponent) pairs.
 
-    ``p[x] = P(x)``, ``logdelta[x] = log(P(x+1) - P(x))`` (``-inf`` for 0), ``r[x] =
-    lam/mu_{x+1}`` and ``dr[x] = r_x - r_{x+1} >= 0``."""
+    ``p[x] = P(x)``, ``logp[x] = log P(x)``, ``logdelta[x] = log(P(x+1) - P(x))`` (``-inf``
+    for 0), ``r[x] = lam/mu_{x+1}`` and ``dr[x] = r_x - r_{x+1} >= 0``. ``log nu`` stays
+    finite where ``nu`` underflows (it orders such indices)."""
     size = p.size
     nu = np.empty(size)
+    lognu = np.empty(size)
+    ln2 = math.log(2.0)
     wf, we = 0.5, 1  # w_0 = 1
     bf, be = 0.5, 1  # W_0 = 1
     nf, ne = 0.0, 0  # N(0) = 0
@@ -308,8 +324,12 @@ def _rb_kernel(p, logdelta, r, dr):  # pragma: no cover - compiled
     for x in range(size):
         if nf == 0.0:
             nu[x] = p[x]
+            lognu[x] = logp[x]
         else:
             nu[x] = p[x] + math.ldexp(nf / df * r[x], max(min(ne - de, 5000), -5000))
+            lt = math.log(nf / df * r[x]) + (ne - de) * ln2
+            hi, lo = max(lt, logp[x]), min(lt, logp[x])
+            lognu[x] = hi if lo == -np.inf else hi + math.log1p(math.exp(lo - hi))
         if x == size - 1:
             break
         if logdelta[x] > -np.inf:
@@ -320,7 +340,7 @@ def _rb_kernel(p, logdelta, r, dr):  # pragma: no cover - compiled
             df, de = _xadd(df, de, tf, te)
         wf, we = _xnorm(wf * r[x], we)
         bf, be = _xadd(bf, be, wf, we)
-    return nu
+    return nu, lognu
 
 
 def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.ndarray:
@@ -343,6 +363,34 @@ def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.
     >>> bool(abs(nu[200] / nu[100] - 1) < 1e-9)  # converges geometrically
     True
     """
+    return _rb_index_and_log(cluster, deadline, lam, upto)[0]
+
+
+def _log_of(p: np.ndarray, cluster: Cluster, deadline: Deadline) -> np.ndarray:
+    """``log P^miss(x)`` for ``p = P^miss(0..X)``: ``log p`` where ``p`` is a normal double
+    of full accuracy (``>= UNDERFLOW``), the log-space evaluation below."""
+    with np.errstate(divide="ignore"):
+        out = np.log(p)
+    low = np.flatnonzero(p < UNDERFLOW)
+    if low.size:
+        out[low] = _log_miss_probability(low, cluster.servers, cluster.rate, deadline)
+    return out
+
+
+def io_log_index(cluster: Cluster, deadline: Deadline, upto: int) -> np.ndarray:
+    """``log nu(x) = log P^miss(x)``, ``x = 0..upto`` (``-inf`` where ``P^miss = 0``): finite
+    where :func:`io_index` underflows, so that it orders those indices."""
+    _check_arguments(cluster, deadline)
+    return _log_of(io_index(cluster, deadline, upto), cluster, deadline)
+
+
+def rb_log_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.ndarray:
+    """``log nu(x)`` of :func:`rb_index` (``-inf`` where ``nu = 0``), finite where ``nu``
+    underflows, so that it orders those indices."""
+    return _rb_index_and_log(cluster, deadline, lam, upto)[1]
+
+
+def _rb_index_and_log(cluster: Cluster, deadline: Deadline, lam: float, upto: int):
     _check_arguments(cluster, deadline)
     lam = _check_rate("lam", lam)
     if not lam > 0:
@@ -350,6 +398,7 @@ def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.
     x = _levels(upto)
     m, mu = cluster.servers, cluster.rate
     p = io_index(cluster, deadline, upto)
+    logp = _log_of(p, cluster, deadline)
     _, flat = _check_levels(x[:-1])
     logdelta = _log_miss_increments(flat, m, mu, deadline)
     k = np.minimum(x + 1, m).astype(float)  # mu_{x+1} / mu
@@ -357,7 +406,7 @@ def rb_index(cluster: Cluster, deadline: Deadline, lam: float, upto: int) -> np.
     # r_x - r_{x+1} = lam/(mu (x+1)(x+2)) while x + 2 <= m, else 0 (no cancellation)
     xs = x[:-1].astype(float)
     dr = np.where(xs + 2 <= m, lam / (mu * (xs + 1.0) * (xs + 2.0)), 0.0)
-    return _rb_kernel(p, logdelta, r, dr)
+    return _rb_kernel(p, logp, logdelta, r, dr)
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,41 @@ def _check_levels(x) -> tuple[np.ndarray, np.ndarray]:
     return xa, xa.astype(np.int64).ravel()
 
 
+def _log_constant_miss(x: np.ndarray, m: int, mu: float, t: float, on: str) -> np.ndarray:
+    """``log P^miss(x)`` for a constant deadline ``t`` (``-inf`` where it is 0): the log-space
+    sums of :func:`_constant_miss` before their exponential (no underflow)."""
+    out = np.full(x.shape, -mu * t if on == "response" else -np.inf)
+    high = x >= m
+    if not np.any(high):
+        return out
+    if t <= 0.0:
+        out[high] = 0.0
+        return out
+    j = (x[high] - m + 1).astype(float)
+    a = m * mu * t
+    log_q = _log_pois_below(j, a)
+    if on == "waiting":
+        out[high] = np.minimum(log_q, 0.0)
+    else:
+        out[high] = np.minimum(np.logaddexp(log_q, _log_tail_weighted(j, a, (m - 1) / m)), 0.0)
+    return out
+
+
+def _log_miss_probability(flat: np.ndarray, m: int, mu: float, deadline: Deadline) -> np.ndarray:
+    """``log P^miss(x)`` for a flat int array ``x`` (``-inf`` where 0), far below the smallest
+    double too (e.g. ``-mu t`` below ``m`` jobs): what orders two index values that both
+    underflow (``docs/deadlines.md#index-policies``)."""
+    on = deadline.on
+    if deadline.kind == "constant":
+        return _log_constant_miss(flat, m, mu, float(deadline.t), on)
+    if deadline.kind == "exponential":  # P >= theta/(mu + theta) or 0: no underflow
+        with np.errstate(divide="ignore"):
+            return np.log(miss_probability(flat, m, mu, deadline))
+    lo, hi = float(deadline.low), float(deadline.high)
+    out = _uniform_log_average(lambda t: _log_constant_miss(flat, m, mu, t, on), lo, hi, flat.shape)
+    return np.minimum(out, 0.0)
+
+
 def miss_probability(x, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     """``P^miss(x)``: probability a job finding ``x`` jobs in an M/M/m FCFS cluster misses
     its deadline (on response or waiting time per ``deadline.on``). Vectorised over ``x``.

@@ -30,12 +30,15 @@ import numpy as np
 from ..errors import AccuracyError
 from .indices import (
     MAX_UPTO,
+    UNDERFLOW,
     IndexabilityCheck,
     IndexabilityWarning,
     check_indexable,
     io_index,
+    io_log_index,
     pi_index,
     rb_index,
+    rb_log_index,
 )
 from .markov import (
     _MAX_STATES,
@@ -67,6 +70,7 @@ __all__ = [
     "IndexTable",
     "PolicyError",
     "TableBoundWarning",
+    "decision_table",
     "evaluate",
     "index_function",
     "index_table",
@@ -276,6 +280,47 @@ def index_table(
     return IndexTable(policy=policy, table=table, checks=checks, rates=rates, notes=tuple(notes))
 
 
+def decision_table(instance: Instance, table: IndexTable) -> np.ndarray:
+    """The table an index policy decides by: ``table.table`` with its entries below
+    :data:`~queue_routing.deadlines.indices.UNDERFLOW` (``1e-290``: underflowing doubles,
+    e.g. ``P^miss = e^{-mu t}`` with ``mu t > 745``) replaced, when two clusters have such
+    entries, by ``UNDERFLOW / (1 + log(UNDERFLOW / nu))`` with ``log nu`` computed in log
+    space: increasing in ``nu``, below every larger index and every rejection cost, so the
+    decisions are those of the exact indices (``docs/deadlines.md#index-policies``) and not
+    ties of zeros broken to the lowest cluster.
+
+    PI's index has no log-space evaluation: two clusters with PI indices below ``1e-290``
+    raise :class:`~queue_routing.errors.AccuracyError`.
+    """
+    nu = np.asarray(table.table, dtype=float)
+    low = nu < UNDERFLOW
+    rows = np.flatnonzero(low.any(axis=1))
+    if rows.size < 2:
+        return nu
+    if table.policy == "pi":
+        raise AccuracyError(
+            f"pi: the indices of clusters {', '.join(str(k + 1) for k in rows)} fall below "
+            f"{UNDERFLOW:g} (e.g. e^(-mu t) with mu t > 745), where double precision cannot "
+            "order them; the pi policy is not resolved (io and rb are)"
+        )
+    upto = nu.shape[1] - 1
+    keys = nu.copy()
+    for k in rows:
+        c, dl = instance.clusters[k], instance.deadline
+        if table.policy == "io":
+            log_nu = io_log_index(c, dl, upto)
+        else:
+            log_nu = rb_log_index(c, dl, instance.arrival_rate, upto)
+        sel = low[k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            key = UNDERFLOW / (
+                1.0 + (math.log(UNDERFLOW) - np.minimum(log_nu[sel], math.log(UNDERFLOW)))
+            )
+        keys[k, sel] = np.where(np.isneginf(log_nu[sel]), 0.0, key)
+    keys.setflags(write=False)
+    return keys
+
+
 def index_function(instance: Instance, policy: str, cluster: int, upto: int) -> np.ndarray:
     """``nu(0..upto)`` of one cluster under the index policy ``policy`` (in
     :data:`INDEX_POLICIES`); ``cluster`` is the cluster's number from 1 to ``n``.
@@ -376,7 +421,7 @@ def simulate_policy(
         raise PolicyError(
             "table", f"table is an index table of {table.policy!r}, not {_show(policy)}"
         )
-    res = simulate(instance, index=table.table, **run)
+    res = simulate(instance, index=decision_table(instance, table), **run)
     if res.table_bound:
         warnings.warn(_table_bound_message(res, table), TableBoundWarning, stacklevel=2)
     return res
@@ -495,7 +540,7 @@ def evaluate(
             return _finite(evaluate_actions(instance, opt.actions, level))
         if policy == "bs":
             return _finite(evaluate_split(instance, level))
-        table = index_table(instance, policy, level).table
+        table = decision_table(instance, index_table(instance, policy, level))
         return _finite(evaluate_index_policy(instance, table, level))
     if policy == "optimal":
         raise PolicyError("policy", "policy optimal is evaluated exactly only (use method exact)")
@@ -614,7 +659,8 @@ def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IndexabilityWarning)
             table = index_table(instance, policy, level, split=split)
-        res = evaluate_index_policy(instance, table.table, level, truncation_losses=True)
+        keys = decision_table(instance, table)
+        res = evaluate_index_policy(instance, keys, level, truncation_losses=True)
         history.append((level, float(res.cost)))
         if progress is not None:
             progress(1, extra=f"truncation {level}, cost {res.cost:.9g}")
@@ -632,7 +678,9 @@ def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
     raise AccuracyError(
         f"truncation: the cost of {policy} is not stable up to level {history[-1][0]} "
         f"(last relative change {change:.2g}, truncation rate {res.truncation_rate:.3g} per "
-        f"unit time; tolerances {AUTO_RTOL:g}, {AUTO_TRUNCATION_TOL:g} lam)"
+        f"unit time; tolerances {AUTO_RTOL:g}, {AUTO_TRUNCATION_TOL:g} lam): the policy "
+        f"keeps a cluster at that level with probability {res.boundary_mass:.3g}; use method "
+        "simulation with a table_size above its queues"
     )
 
 

@@ -18,6 +18,7 @@ result and as a :class:`ConvexityWarning` (the KKT search then need not be optim
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,7 @@ def _check_convexity(m: int, mu: float, deadline) -> bool:
 
 
 _FAR = 1e6  # a rejection cost this far above every f_k'(cap) is clipped for the search
+_ALPHA_FLOOR = 1e-300  # lowest level searched: marginal miss rates below it underflow
 
 
 def _fill(rates: np.ndarray, caps: np.ndarray, d0: np.ndarray, residual: float, lam: float):
@@ -199,10 +201,18 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         hi = top if big_r is None else float(big_r)
         if big_r is not None and big_r > _FAR * max(1.0, top):
             hi = top  # keep the bracket (and brentq's tolerance, relative to it) meaningful
+        # the level is searched in log space to a relative 1e-14: with long deadlines the
+        # marginal miss rates are astronomically small (e^{-(m mu - lam) t}), and a search
+        # to an absolute tolerance would stop at a level far above them (a split orders of
+        # magnitude worse than the optimum); below 1e-300 (f' underflows) it stops there
+        lo = max(lo, _ALPHA_FLOOR)
         if excess(lo) >= 0.0 or not hi > lo:  # lam > 0: at min f'(0) every rate is 0
             alpha = lo if excess(lo) >= 0.0 else hi
         else:
-            alpha = brentq(excess, lo, hi, xtol=1e-15 * max(1.0, abs(hi)), rtol=1e-14)
+            s = brentq(
+                lambda u: excess(math.exp(u)), math.log(lo), math.log(hi), xtol=1e-14, rtol=1e-15
+            )
+            alpha = min(max(math.exp(s), lo), hi)
         rates = rates_at(alpha)
         residual = lam - float(rates.sum())
         interior = np.flatnonzero((rates > 0) & (rates < caps))
