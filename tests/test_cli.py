@@ -439,6 +439,7 @@ SUBCOMMANDS = [
     ("multiskill", "simulate"),
     ("multiskill", "compare-policies"),
     ("deadlines", "evaluate"),
+    ("deadlines", "compare-policies"),
     ("deadlines", "index"),
     ("serverpools", "analyze"),
 ]
@@ -470,5 +471,7 @@ def test_help_shows_defaults_and_policy_meanings(capsys, monkeypatch, part, comm
     }.get(command, {})
     if command == "index":
         policies = {k: DEADLINE_POLICIES[k] for k in ("io", "pi", "rb")}
+    if (part, command) == ("deadlines", "compare-policies"):
+        policies = {k: DEADLINE_POLICIES[k] for k in ("bs", "io", "pi", "rb")}
     for name, meaning in policies.items():
         assert f"{name}: {meaning}" in text

@@ -13,7 +13,12 @@ References (all computed here, independently of the package's formula code):
 * a threshold index table on one cluster = the M/M/m/z loss-delay system (birth-death chain);
 * Ciw (an independent discrete-event library) on an M/M/2;
 * seeds reproduce results bit for bit; ties go to the lowest cluster; a table's missing
-  columns act as +inf.
+  columns act as +inf;
+* common random numbers (docs/deadlines.md#common-random-numbers): a pure-Python event loop
+  that gives job ``j`` the ``j``-th uniform of each named stream (``queue_routing.rng``),
+  whatever the policy and whether the job is admitted or rejected, reproduces the kernel's
+  counts exactly for index tables and Bernoulli splitting that reject; policies that take the
+  same decisions give bit-identical paths; the streams do not depend on the policy.
 
 Statistical tolerance: Bonferroni t tests at a family-wise level of 1% per test function
 (``tests/_stats.py``). Seeds are fixed, so the tests are deterministic.
@@ -29,7 +34,17 @@ from scipy import integrate, stats
 
 from _stats import assert_mean_agrees, bonferroni_t
 from queue_routing.deadlines.model import Instance, InstanceError
-from queue_routing.deadlines.simulation import SimulationResult, simulate
+from queue_routing.deadlines.simulation import (
+    MAX_JOBS_IN_CLUSTER,
+    STREAMS,
+    SimulationResult,
+    _deadline_arguments,
+    _index_table,
+    _kernel,
+    replication_states,
+    simulate,
+)
+from queue_routing.rng import uniforms
 
 SEED = 2012
 REPS = 10
@@ -346,3 +361,162 @@ def test_bad_arguments():
         _instance(1.0, [0], [2.0], "constant", [1.0])
     with pytest.raises(InstanceError, match=r"deadline\.on"):
         _instance(1.0, [1], [2.0], "constant", [1.0], on="service")
+
+
+# -- common random numbers ---------------------------------------------------------------------
+def reference_run(inst: Instance, states, t_warm, t_end, *, table=None, split=None):
+    """One replication's counts by a plain loop over jobs (docs/deadlines.md#model-and-units).
+
+    Job ``j`` (from 0) gets the ``j``-th uniform of each stream of :data:`STREAMS`: its
+    inter-arrival time ``-log(1 - u)/lambda``, its work ``-log(1 - u)`` (service time
+    ``work/mu_k``), its deadline (uniform ``low + (high - low) u``, exponential
+    ``-mean log(1 - u)``; none drawn for a constant one) and, under Bernoulli splitting, its
+    coin; whatever is decided for it. The number in cluster ``k`` seen at ``t`` is the number
+    of admitted jobs there whose departure is later than ``t``; FCFS on ``m_k`` servers is
+    ``start = max(t, earliest server-free time)``."""
+    lam, m, mu = inst.arrival_rate, list(inst.servers), list(inst.service_rates)
+    n = len(m)
+    r_cost = math.inf if inst.rejection_cost is None else inst.rejection_cost
+    d = inst.deadline
+    size = int(3 * lam * t_end) + 100
+    u_arr, u_work, u_dl, u_coin = (uniforms(states[s], size) for s in range(len(STREAMS)))
+    free = [[0.0] * m[k] for k in range(n)]
+    departures = [[] for _ in range(n)]
+    out = {"arrivals": 0, "rejections": 0, "admissions": 0, "misses": 0, "resp": 0.0,
+           "wait": 0.0, "adm_k": [0] * n, "miss_k": [0] * n}  # fmt: skip
+    t = 0.0
+    jd = 0  # deadline draws so far (none for a constant deadline)
+    for j in range(size):
+        t += -math.log(1.0 - u_arr[j]) / lam
+        if t >= t_end:
+            break
+        if d.kind == "constant":
+            tau = d.t
+        else:
+            u = u_dl[jd]
+            jd += 1
+            tau = d.low + (d.high - d.low) * u if d.kind == "uniform" else -d.mean * math.log(1 - u)
+        if table is not None:
+            values = []
+            for k in range(n):
+                x = sum(1 for dep in departures[k] if dep > t)
+                values.append(table[k][x] if x < len(table[k]) else math.inf)
+            dest = int(np.argmin(values))  # the first minimum: ties to the lowest k
+            if values[dest] >= r_cost:
+                dest = -1
+        else:
+            cum = np.cumsum(split)
+            dest = (
+                -1
+                if u_coin[j] < cum[0]
+                else next((k for k in range(n) if u_coin[j] < cum[k + 1]), n - 1)
+            )
+        counted = t >= t_warm
+        out["arrivals"] += counted
+        if dest < 0:
+            out["rejections"] += counted
+            continue
+        i = int(np.argmin(free[dest]))
+        start = max(t, free[dest][i])
+        finish = start + -math.log(1.0 - u_work[j]) / mu[dest]
+        free[dest][i] = finish
+        departures[dest].append(finish)
+        if counted:
+            out["admissions"] += 1
+            out["adm_k"][dest] += 1
+            out["resp"] += finish - t
+            out["wait"] += start - t
+            if (start - t if d.on == "waiting" else finish - t) > tau:
+                out["misses"] += 1
+                out["miss_k"][dest] += 1
+    return out
+
+
+def kernel_run(inst: Instance, states, t_warm, t_end, *, table=None, split=None):
+    """The compiled kernel's counts of one replication, as :func:`reference_run` names them."""
+    n = inst.n_clusters
+    kind, p1, p2 = _deadline_arguments(inst.deadline)
+    r_cost = math.inf if inst.rejection_cost is None else float(inst.rejection_cost)
+    if table is not None:
+        mode, (index, xlen), cum = 0, _index_table(table, n), np.zeros(n + 1)
+    else:
+        mode, index, xlen, cum = 1, np.zeros((n, 1)), np.ones(n, dtype=np.int64), np.cumsum(split)
+    m = np.asarray(inst.servers, dtype=np.int64)
+    mu = np.asarray(inst.service_rates, dtype=float)
+    counts, adm_k, miss_k, sums = _kernel(
+        inst.arrival_rate, m, mu, kind, p1, p2, inst.deadline.on == "waiting", r_cost, mode,
+        index, xlen, cum, t_warm, t_end, states, MAX_JOBS_IN_CLUSTER,
+    )  # fmt: skip
+    return {
+        "arrivals": int(counts[0]), "rejections": int(counts[1]), "admissions": int(counts[2]),
+        "misses": int(counts[3]), "resp": float(sums[0]), "wait": float(sums[1]),
+        "adm_k": adm_k.tolist(), "miss_k": miss_k.tolist(),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "on"),
+    [("constant", [1.0], "response"), ("uniform", [0.5, 2.5], "waiting"),
+     ("exponential", [1.5], "response")],
+)  # fmt: skip
+def test_every_job_draws_its_own_numbers_whatever_the_policy(kind, params, on):
+    """The kernel gives job ``j`` the ``j``-th number of every stream, routed or rejected:
+    an independent event loop fed by the streams' uniforms reproduces its counts exactly, for
+    index tables that reject (thresholds) and for Bernoulli splitting with rejection."""
+    inst = _instance(2.2, [2, 1], [1.0, 0.7], kind, params, on=on, rejection_cost=1.5)
+    states = replication_states(SEED, ("crn", kind), 3)
+    before = states.copy()
+    policies = {
+        "thresholds": {"table": [[0.0, 0.1, 0.2, 0.3], [0.15, 0.25]]},
+        "index with R": {"table": [[0.2, 0.5, 0.9, 1.6, 2.0], [0.4, 0.8, 1.7]]},
+        "bernoulli": {"split": [0.2, 0.5, 0.3]},
+    }
+    rejected = set()
+    for name, policy in policies.items():
+        ref = reference_run(inst, states, 50.0, 600.0, **policy)
+        got = kernel_run(inst, states, 50.0, 600.0, **policy)
+        for key in ("arrivals", "rejections", "admissions", "misses", "adm_k", "miss_k"):
+            assert got[key] == ref[key], (name, key, got[key], ref[key])
+        for key in ("resp", "wait"):
+            assert got[key] == pytest.approx(ref[key], rel=1e-12, abs=1e-12), (name, key)
+        rejected.add(got["rejections"] > 0)
+    assert rejected == {True}  # every policy above rejected some jobs
+    np.testing.assert_array_equal(states, before)  # the kernel copies the caller's states
+
+
+def test_policies_with_the_same_decisions_have_the_same_path():
+    """Bernoulli splitting that sends every job to cluster 1 and an index table that always
+    picks cluster 1 take the same decisions: on common random numbers their replications are
+    bit-identical (the coins come from a stream of their own); on other keys they are not."""
+    run = dict(horizon=2e3, warmup=100.0, replications=3, seed=SEED, keys=("same",))
+    for kind, params in (("constant", [1.0]), ("exponential", [1.0])):
+        for m, mu in (([2], [1.0]), ([2, 1], [1.0, 0.5])):
+            inst = _instance(1.4, m, mu, kind, params)
+            split = [0.0, 1.0] + [0.0] * (len(m) - 1)
+            table = [[0.0] * 10**4] + [[math.inf]] * (len(m) - 1)
+            a = simulate(inst, split=split, **run)
+            b = simulate(inst, index=table, **run)
+            for name in (
+                "replication_costs",
+                "replication_response_times",
+                "cluster_admission_rate",
+            ):
+                np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+            assert a.events == b.events
+    moved = simulate(inst, index=table, **{**run, "keys": ("same", "other")})
+    assert not np.array_equal(moved.replication_costs, b.replication_costs)
+
+
+def test_replication_streams_are_named_and_do_not_depend_on_R():
+    inst = _instance(1.5, [1, 2], [1.0, 0.7], "uniform", [0.5, 2.0], rejection_cost=0.8)
+    kw = dict(index=[[0.0, 0.3, 0.6], [0.1, 0.2, 0.5, 0.9]], horizon=500.0, warmup=50.0, seed=3)
+    a = simulate(inst, replications=4, keys=("k",), **kw)
+    b = simulate(inst, replications=2, keys=("k",), **kw)
+    np.testing.assert_array_equal(a.replication_costs[:2], b.replication_costs)
+    from queue_routing.seeding import seed_sequence
+
+    states = replication_states(3, ("k",), 1)
+    for row, name in enumerate(STREAMS):
+        expected = seed_sequence(3, "deadlines-sim", "k", 1, name).generate_state(4, np.uint64)
+        np.testing.assert_array_equal(states[row], expected)
+    assert len({tuple(r) for r in states}) == len(STREAMS)  # four distinct streams

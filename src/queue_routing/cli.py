@@ -134,7 +134,26 @@ def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
         replications=args.replications,
         table_size=args.table_size,
         seed=args.seed,
-        keys=("cli", args.policy),
+        keys=("cli",),  # never the policy: compare-policies sees the same jobs
+        progress=progress,
+    ).to_dict()
+
+
+def _deadlines_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
+    from .deadlines import Instance, compare_policies
+
+    instance = Instance.from_dict(_read_json(args.instance))
+    n_sims = len(set(args.policies) | {"pi"})
+    progress = _terminal_progress(n_sims * args.replications, "simulating policies")
+    return compare_policies(
+        instance,
+        args.policies,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        replications=args.replications,
+        seed=args.seed,
+        keys=("cli",),
+        table_size=args.table_size,
         progress=progress,
     ).to_dict()
 
@@ -410,6 +429,50 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--seed", type=_int_at_least(0), default=0, help="simulation: root seed")
     ev.set_defaults(func=_deadlines_evaluate)
+    from .deadlines.policy_comparison import COMPARED_POLICIES
+
+    dcp = command(
+        dl_cmd,
+        "compare-policies",
+        "paired comparison of policies by simulation (common random numbers): cost, ratio "
+        "to PI, ranking, best",
+        dl_instance,
+    )
+    dcp.add_argument(
+        "--policies",
+        type=_policy_list(list(COMPARED_POLICIES)),
+        default=",".join(COMPARED_POLICIES),
+        help="comma-separated policies; "
+        + _policy_help({k: DEADLINE_POLICIES[k] for k in COMPARED_POLICIES}),
+    )
+    dcp.add_argument(
+        "--horizon",
+        type=_positive_time,
+        default=20000.0,
+        help="measured time per replication (time units)",
+    )
+    dcp.add_argument(
+        "--warmup",
+        type=_nonnegative_time,
+        default=None,
+        help="discarded time before the measurement (time units); default 10%% of the horizon",
+    )
+    dcp.add_argument(
+        "--replications",
+        type=_int_at_least(2),
+        default=10,
+        help="paired replications (every policy on the same jobs)",
+    )
+    dcp.add_argument(
+        "--table-size",
+        type=_int_at_least(1),
+        default=400,
+        help="index table length per cluster (beyond it a cluster counts as full)",
+    )
+    dcp.add_argument(
+        "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
+    )
+    dcp.set_defaults(func=_deadlines_compare_policies)
     ix = command(dl_cmd, "index", "index function of one cluster", dl_instance)
     ix.add_argument(
         "--policy",

@@ -17,6 +17,8 @@ Modules:
 * :mod:`.policies`: the policies on an :class:`Instance`: :data:`POLICIES`, the BS split
   probabilities, index tables, and the entry points :func:`evaluate` and
   :func:`index_function`;
+* :mod:`.policy_comparison`: paired comparison of the policies on common random numbers,
+  ratios to PI, the best when separated (:func:`compare_policies`);
 * :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical study (tables, figures).
 
 >>> from queue_routing.deadlines import Instance, evaluate
@@ -80,6 +82,7 @@ from .policies import (
     simulate_policy,
     split_probabilities,
 )
+from .policy_comparison import PolicyComparison, PolicyEstimate, compare_policies
 from .simulation import SimulationResult, simulate
 from .splitting import BernoulliSplit, ConvexityWarning, optimal_split
 
@@ -102,11 +105,14 @@ __all__ = [
     "Instance",
     "InstanceError",
     "OptimalPolicy",
+    "PolicyComparison",
     "PolicyError",
+    "PolicyEstimate",
     "SimulationResult",
     "TableBoundWarning",
     "UnstableInstanceError",
     "check_indexable",
+    "compare_policies",
     "erlang_c",
     "evaluate",
     "evaluate_actions",

@@ -371,6 +371,7 @@ def simulate_policy(
     keys: tuple = (),
     table_size: int = 400,
     table: IndexTable | None = None,
+    split: BernoulliSplit | None = None,
     progress: Callable[..., Any] | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` (``"bs"`` or one of :data:`INDEX_POLICIES`) on ``instance`` with
@@ -379,7 +380,8 @@ def simulate_policy(
     BS routes by :func:`split_probabilities`; an index policy by its :func:`index_table`
     over ``x = 0..table_size`` (``1 <= table_size <= MAX_UPTO``; beyond it a cluster is
     treated as full), or by ``table`` if given (an index table of this policy already
-    computed, e.g. for its indexability). ``warmup`` defaults to ``0.1 * horizon``; ``seed``
+    computed, e.g. for its indexability); BS reuses ``split`` if given (the optimal split
+    already solved). ``warmup`` defaults to ``0.1 * horizon``; ``seed``
     and ``keys`` seed the replications.
 
     If the end of the table may have changed the decision of any measured arrival (a
@@ -412,7 +414,7 @@ def simulate_policy(
         "progress": progress,
     }
     if policy == "bs":
-        return simulate(instance, split=split_probabilities(instance), **run)
+        return simulate(instance, split=split_probabilities(instance, split), **run)
     if table is None:
         table = index_table(instance, policy, _check_int("table_size", table_size, 1, MAX_UPTO))
     elif not isinstance(table, IndexTable):

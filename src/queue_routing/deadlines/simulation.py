@@ -42,6 +42,14 @@ times, popped lazily at arrivals (index policies only; Bernoulli splitting needs
 beyond the server-free times). The test suite checks this count against the M/M/m/z
 blocking probability.
 
+Random numbers (``docs/deadlines.md#common-random-numbers``,
+``docs/README.md#random-numbers``). Replication ``r`` draws from the four named streams
+:data:`STREAMS` of :func:`replication_states`, keyed by the root seed, the job's keys and
+``r``, never by the policy, with the shared generator of :mod:`queue_routing.rng`. Every
+arrival draws its inter-arrival time, its work and its deadline at arrival, whether it is
+then routed or rejected, so every policy sees the same jobs (same arrival times, same work,
+same deadlines); Bernoulli splitting's coin has a stream of its own.
+
 Time semantics. Each replication starts empty, simulates ``warmup + horizon`` time units and
 counts the arrivals in ``[warmup, warmup + horizon)``; each arriving job's cost (rejection,
 or deadline miss, which is decided at arrival because its response time is then known) is
@@ -60,13 +68,16 @@ import numpy as np
 from numba import njit
 
 from ..checks import nonnegative_int, replication_count, time_length
-from ..seeding import seed_sequence
+from ..rng import next_uniform
+from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
 from .model import Deadline, Instance, _show
 
 __all__ = [
     "MAX_JOBS_IN_CLUSTER",
+    "STREAMS",
     "SimulationResult",
+    "replication_states",
     "simulate",
 ]
 
@@ -74,6 +85,9 @@ __all__ = [
 MAX_JOBS_IN_CLUSTER = 20_000_000
 
 _STREAM = "deadlines-sim"
+#: The kernel's named random streams (``docs/deadlines.md#common-random-numbers``):
+#: inter-arrival times, the jobs' work (``Exp(1)``), their deadlines, Bernoulli's coin.
+STREAMS = ("arrivals", "work", "deadlines", "routing")
 
 #: Kernel codes of the deadline laws: ``constant`` (p1 = t), ``uniform`` (p1 = low,
 #: p2 = high), ``exponential`` (p1 = mean = 1/theta).
@@ -108,42 +122,12 @@ def _sift_down(heap, k, size, i):  # pragma: no cover - compiled
     heap[k, i] = v
 
 
-# -- random numbers: xoshiro256** (Blackman & Vigna), inlined in the kernel ----------------
-# numba's np.random (Mersenne Twister behind a call) costs ~6 ns per uniform and ~11 ns per
-# exponential on the development machine; this generator ~1-2 ns and ~5 ns. Its 256-bit state
-# is seeded from :func:`seed_sequence` (never all zero).
-_TWO_M53 = 1.0 / 9007199254740992.0
-
-
-@njit(cache=True)
-def _rotl(x, k):  # pragma: no cover - compiled
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True)
-def _next(s):  # pragma: no cover - compiled
-    """Next 64-bit output of xoshiro256** with state ``s`` (uint64[4], updated in place)."""
-    result = _rotl(s[1] * np.uint64(5), 7) * np.uint64(9)
-    t = s[1] << np.uint64(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
-    return result
-
-
-@njit(cache=True)
-def _uniform(s):  # pragma: no cover - compiled
-    """Uniform on (0, 1] with 53 random bits (never 0, so ``-log`` is finite)."""
-    return (float(_next(s) >> np.uint64(11)) + 1.0) * _TWO_M53
-
-
-@njit(cache=True)
-def _expo(s):  # pragma: no cover - compiled
-    """Unit-mean exponential by inversion."""
-    return -math.log(_uniform(s))
+# -- random numbers: the shared xoshiro256** of queue_routing.rng ----------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _exponential(u):  # pragma: no cover - compiled
+    """Unit-mean exponential by inversion of a uniform ``u`` on ``[0, 1)``: ``-log(1 - u)``
+    (``1 - u`` is exact on the ``2^-53`` grid and never 0, so the value is finite)."""
+    return -math.log(1.0 - u)
 
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
@@ -162,7 +146,7 @@ def _kernel(
     split_cum,
     t_warm,
     t_end,
-    seed,
+    states,
     max_jobs,
 ):  # pragma: no cover - compiled
     """One replication; returns ``(counts, per-cluster admitted, per-cluster misses, sums)``.
@@ -179,8 +163,21 @@ def _kernel(
     ``mode`` 0: index table (``index``, row lengths ``xlen``, reject iff min >= ``rcost``);
     mode 1: Bernoulli splitting with cumulative probabilities ``split_cum`` (``[p0, p0+p1,
     ...]``). ``kind``: 0 constant ``p1``, 1 uniform ``[p1, p2]``, 2 exponential mean ``p1``.
+
+    ``states`` (uint64, shape ``(4, 4)``) holds the xoshiro256** states of :data:`STREAMS`
+    (copied, so the caller's are reusable). Every arrival ``j`` draws, whatever the policy
+    and whether it is admitted or rejected, measured or in the warm-up: its inter-arrival
+    time from ``arrivals``, its work ``W_j ~ Exp(1)`` from ``work`` (service time ``W_j /
+    mu_k`` in the cluster ``k`` it joins) and, unless the deadline is constant, its deadline
+    uniform from ``deadlines``; Bernoulli splitting draws its coin from ``routing``. So job
+    ``j`` has the same arrival time, work and deadline under every policy
+    (``docs/deadlines.md#common-random-numbers``); the logarithms are taken only where used.
     """
-    rng = seed.copy()  # xoshiro256** state, uint64[4]
+    st = states.copy()
+    s_arrivals = st[0]
+    s_work = st[1]
+    s_deadlines = st[2]
+    s_routing = st[3]
     n = m.size
     max_m = 1
     for k in range(n):
@@ -208,9 +205,13 @@ def _kernel(
     inf = np.inf
     t = 0.0
     while True:
-        t += _expo(rng) / lam
+        t += _exponential(next_uniform(s_arrivals)) / lam
         if t >= t_end:
             break
+        u_work = next_uniform(s_work)  # drawn by every arrival: the streams stay in step
+        u_deadline = 0.0
+        if kind != 0:
+            u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         events += 1
         if counted:
@@ -258,7 +259,7 @@ def _kernel(
             if dest < 0 and rcost == inf and first_open >= 0:
                 dest = first_open  # every open index is +inf (beyond the doubles)
         else:
-            u = _uniform(rng)
+            u = next_uniform(s_routing)
             if u >= split_cum[0]:
                 dest = n - 1  # guards rounding of the last cumulative probability
                 for k in range(n):
@@ -274,7 +275,7 @@ def _kernel(
         start = free[k, 0]
         if start < t:
             start = t
-        finish = start + _expo(rng) / mu[k]
+        finish = start + _exponential(u_work) / mu[k]
         free[k, 0] = finish
         _sift_down(free, k, m[k], 0)
         events += 1
@@ -298,9 +299,9 @@ def _kernel(
             if kind == 0:
                 tau = p1
             elif kind == 1:
-                tau = p1 + (p2 - p1) * _uniform(rng)
+                tau = p1 + (p2 - p1) * u_deadline
             else:
-                tau = p1 * _expo(rng)
+                tau = p1 * _exponential(u_deadline)
             delay = start - t if on_wait else finish - t
             admissions += 1
             adm_k[k] += 1
@@ -435,12 +436,19 @@ def _index_table(index: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return table, xlen
 
 
-def _kernel_seed(seed: int, keys: tuple, replication: int) -> np.ndarray:
-    """The xoshiro256** state (uint64[4]) of one replication, from :func:`seed_sequence`."""
-    state = seed_sequence(seed, _STREAM, *keys, replication).generate_state(4, np.uint64)
-    if not state.any():  # pragma: no cover - probability 2**-256
-        state[0] = 1
-    return state
+def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
+    """The kernel's stream states (uint64, shape ``(4, 4)``) for one replication.
+
+    Row ``s`` is seeded by ``seed_sequence(seed, "deadlines-sim", *keys, replication,
+    STREAMS[s])`` (:func:`~queue_routing.seeding.stream_states`); the policy is not a key, so
+    every policy simulated with the same ``seed``, ``keys`` and replication index sees the same
+    jobs (``docs/deadlines.md#common-random-numbers``).
+
+    >>> a = replication_states(1, ("k",), 0)
+    >>> a.shape, bool((a == replication_states(1, ("k",), 0)).all())
+    ((4, 4), True)
+    """
+    return stream_states(seed, _STREAM, *keys, replication, streams=STREAMS)
 
 
 # -- public entry point ----------------------------------------------------------------------
@@ -478,9 +486,11 @@ def simulate(
     replications:
         Independent replications (>= 2).
     seed, keys:
-        Replication ``r`` seeds the kernel's xoshiro256** generator from
-        ``seed_sequence(seed, "deadlines-sim", *keys, r)``; the same arguments reproduce the
-        result bit for bit.
+        Replication ``r`` draws from the streams :data:`STREAMS` of
+        :func:`replication_states` (``seed_sequence(seed, "deadlines-sim", *keys, r,
+        stream)``); the same arguments reproduce the result bit for bit, and every policy
+        simulated with the same ``seed`` and ``keys`` sees the same jobs in replication ``r``
+        (common random numbers, ``docs/deadlines.md#common-random-numbers``).
 
     Raises
     ------
@@ -558,7 +568,7 @@ def simulate(
         t1 = time.perf_counter()
         counts, a_k, m_k, sums = _kernel(
             lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
-            w, w + h, _kernel_seed(seed, keys, r), MAX_JOBS_IN_CLUSTER,
+            w, w + h, replication_states(seed, keys, r), MAX_JOBS_IN_CLUSTER,
         )  # fmt: skip
         kernel_wall += time.perf_counter() - t1
         if counts[5]:

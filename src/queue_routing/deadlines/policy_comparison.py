@@ -1,0 +1,359 @@
+"""Paired, variance-reduced comparison of admission and routing policies on one instance (ours).
+
+Method: ``docs/deadlines.md#paired-policy-comparisons``; the statistics of differences, Holm
+and the best are those of :mod:`queue_routing.paired` (``docs/README.md#paired-comparisons``).
+
+Every policy is simulated (:func:`~.policies.simulate_policy`) with the same ``seed`` and
+``keys``, so replication ``r`` of every policy runs on the same jobs: the same arrival times,
+the same work and the same deadlines (``docs/deadlines.md#common-random-numbers``). PI, the
+paper's proposed policy, is the baseline of the ratios; no policy has an exact cost that
+could serve as a control variate for every ``n`` (the simulated cost of a replication that
+starts empty is not unbiased for the stationary cost of any policy), so the ratio is the
+paired ratio of means with a delta-method interval (:func:`ratio_of_means`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ..errors import AccuracyError
+from ..paired import PairedEstimate, Selection, mean_estimate, pairwise_differences, select_best
+from .indices import MAX_UPTO
+from .model import Instance, _show
+from .policies import (
+    INDEX_POLICIES,
+    PolicyError,
+    TableBoundWarning,
+    _check_instance,
+    _check_int,
+    _check_time,
+    index_table,
+    simulate_policy,
+)
+from .simulation import SimulationResult
+from .splitting import optimal_split
+
+__all__ = [
+    "BASELINE",
+    "COMPARED_POLICIES",
+    "PolicyComparison",
+    "PolicyEstimate",
+    "compare_policies",
+    "ratio_of_means",
+]
+
+#: The baseline of every ratio: PI, the paper's proposed policy.
+BASELINE = "pi"
+#: The policies :func:`compare_policies` can simulate (``"optimal"`` is exact-only).
+COMPARED_POLICIES = ("bs", *INDEX_POLICIES)
+
+
+def ratio_of_means(samples, baseline) -> PairedEstimate:
+    """``E[y] / E[x]`` from paired replications ``y_r`` = ``samples[r]``, ``x_r`` =
+    ``baseline[r]`` (same unit; ``R >= 2`` independent pairs), with a delta-method interval.
+
+    The estimator of ``docs/deadlines.md#paired-policy-comparisons``::
+
+        ratio = ybar / xbar
+        e_r   = (y_r - ratio x_r) / xbar          (the linearised ratio, mean 0)
+        se    = s_e / sqrt(R),   df = R - 1,      s_e the sample standard deviation of e_r
+
+    i.e. the first-order (delta-method) standard error of ``ybar / xbar``, which accounts for
+    the correlation of ``y_r`` and ``x_r`` (common random numbers make it large and positive,
+    and the error of the ratio small). The estimator is consistent with an ``O(1/R)`` bias.
+    A zero ``xbar`` gives ``nan`` (the ratio is undefined); a unit (dimensionless) result.
+
+    >>> e = ratio_of_means([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])  # y = 2 x exactly
+    >>> e.estimate, e.standard_error, e.df
+    (2.0, 0.0, 2)
+    >>> e = ratio_of_means([2.0, 3.0, 7.0], [1.0, 2.0, 3.0])  # e_r = (0, -1/2, 1/2)
+    >>> e.estimate, round(e.standard_error, 6)  # s_e = 1/2, se = 1/(2 sqrt(3))
+    (2.0, 0.288675)
+    """
+    y = np.asarray(samples, dtype=float)
+    x = np.asarray(baseline, dtype=float)
+    if y.ndim != 1 or y.shape != x.shape or y.size < 2:
+        raise ValueError(
+            f"samples and baseline must be paired 1-D arrays of >= 2 replications, got "
+            f"{y.shape} and {x.shape}"
+        )
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(x))):
+        raise ValueError("samples and baseline must be finite")
+    r = y.size
+    xbar = float(x.mean())
+    if xbar == 0.0:
+        return PairedEstimate(math.nan, math.nan, math.nan, r - 1, r)
+    ratio = float(y.mean()) / xbar
+    e = (y - ratio * x) / xbar
+    se = float(e.std(ddof=1)) / math.sqrt(r)
+    return PairedEstimate(
+        estimate=ratio,
+        ci95=float(stats.t.ppf(0.975, r - 1) * se),
+        standard_error=se,
+        df=r - 1,
+        replications=r,
+    )
+
+
+@dataclass(frozen=True)
+class PolicyEstimate:
+    """One policy's simulated cost and its ratio to PI's, from the paired replications.
+
+    Attributes
+    ----------
+    policy:
+        One of :data:`COMPARED_POLICIES`.
+    cost, ci95, standard_error:
+        Mean cost rate over the replications (cost per unit time), its Student-``t`` 95%
+        half-width (``R - 1`` degrees of freedom) and standard error.
+    ratio, ratio_ci95, ratio_standard_error:
+        ``E[cost] / E[cost_PI]`` by :func:`ratio_of_means` on the paired replications, its 95%
+        half-width and standard error (dimensionless); exactly 1 with half-width 0 for PI,
+        ``nan`` if PI's simulated cost is 0.
+    """
+
+    policy: str
+    cost: float
+    ci95: float
+    standard_error: float
+    ratio: float
+    ratio_ci95: float
+    ratio_standard_error: float
+
+
+@dataclass(frozen=True)
+class PolicyComparison:
+    """Paired comparison of policies on one instance (:func:`compare_policies`).
+
+    Attributes
+    ----------
+    baseline:
+        ``"pi"``, the denominator of every ratio.
+    policies:
+        ``{name: PolicyEstimate}`` in the order asked.
+    differences:
+        ``{(a, b): PairedEstimate of E[cost_a - cost_b]}`` (cost per unit time) for every pair
+        with ``a`` before ``b``, from the per-replication differences
+        (:func:`~queue_routing.paired.pairwise_differences`, ``R - 1`` degrees of freedom).
+    ranking:
+        Policies by increasing :attr:`PolicyEstimate.cost` (the same order as by ratio).
+    best:
+        ``ranking[0]`` when it is separated from every other policy after Holm's correction
+        (:func:`~queue_routing.paired.select_best`), else ``None`` ("not separated").
+    selection:
+        The Holm-adjusted p-values behind :attr:`best`.
+    horizon, warmup:
+        Measured time per replication and the discarded warm-up before it (time units).
+    replications:
+        ``R``, independent replications per policy (paired across policies).
+    seed, keys:
+        The stream identity shared by every policy
+        (:func:`~.simulation.replication_states`).
+    table_size:
+        Index tables cover ``x = 0..table_size`` jobs per cluster.
+    simulations:
+        The :class:`~.simulation.SimulationResult` of every policy simulated (PI included, as
+        the baseline, even when not asked).
+    """
+
+    baseline: str
+    policies: dict[str, PolicyEstimate]
+    differences: dict[tuple[str, str], PairedEstimate]
+    ranking: tuple[str, ...]
+    best: str | None
+    selection: Selection = field(repr=False)
+    horizon: float
+    warmup: float
+    replications: int
+    seed: int
+    keys: tuple
+    table_size: int
+    simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON object: ``baseline``, ``policies`` (``cost``, ``ci95``, ``ratio``,
+        ``ratio_ci95`` each), ``ranking`` and ``best`` (``None`` if not separated)."""
+        return {
+            "baseline": self.baseline,
+            "policies": {
+                name: {
+                    "cost": float(e.cost),
+                    "ci95": float(e.ci95),
+                    "ratio": float(e.ratio),
+                    "ratio_ci95": float(e.ratio_ci95),
+                }
+                for name, e in self.policies.items()
+            },
+            "ranking": list(self.ranking),
+            "best": self.best,
+        }
+
+
+def _check_policies(policies: Any) -> tuple[str, ...]:
+    if isinstance(policies, str):
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    if not isinstance(policies, Sequence):
+        raise PolicyError(
+            "policies", f"policies must be a sequence of names, got {_show(policies)}"
+        )
+    policies = tuple(policies)
+    if not policies:
+        raise PolicyError("policies", "policies must name at least one policy")
+    for p in policies:
+        if not isinstance(p, str) or p not in COMPARED_POLICIES:
+            raise PolicyError(
+                "policies",
+                f"policies must be among {', '.join(COMPARED_POLICIES)}; got {_show(p)}",
+            )
+    if len(set(policies)) != len(policies):
+        raise PolicyError("policies", "policies must not repeat a policy")
+    return policies
+
+
+def compare_policies(
+    instance: Instance,
+    policies: Sequence[str] = COMPARED_POLICIES,
+    *,
+    horizon: float = 20000.0,
+    warmup: float | None = None,
+    replications: int = 10,
+    seed: int = 0,
+    keys: tuple = (),
+    table_size: int = 400,
+    alpha: float = 0.05,
+    progress: Callable[..., Any] | None = None,
+) -> PolicyComparison:
+    """Paired comparison of ``policies`` on ``instance`` with common random numbers.
+
+    Each policy (and PI, the baseline, even if not asked) is simulated by
+    :func:`~.policies.simulate_policy` on the same streams (``seed``, ``keys``), so
+    replication ``r`` of every policy sees the same jobs. With ``y_r`` a policy's cost in
+    replication ``r`` and ``x_r`` PI's: ``cost`` is ``ybar`` with its ``t`` interval;
+    ``ratio`` is ``ybar / xbar`` with the delta-method interval of :func:`ratio_of_means`
+    (``R - 1`` degrees of freedom); differences ``E[y^a - y^b]`` are the means of the
+    per-replication differences; the best is declared only where Holm-separated from every
+    other policy (:func:`~queue_routing.paired.select_best`). Details and the reasons:
+    ``docs/deadlines.md#paired-policy-comparisons``.
+
+    Parameters
+    ----------
+    instance:
+        The multicluster instance (any ``n``).
+    policies:
+        Names from :data:`COMPARED_POLICIES` (a sequence or a comma-separated string).
+    horizon, warmup:
+        Measured time per replication and the warm-up before it (time units; warm-up
+        default ``0.1 * horizon``); every replication starts empty.
+    replications:
+        ``R >= 2`` paired replications.
+    seed, keys:
+        Root seed and job keys of the shared streams.
+    table_size:
+        Index tables over ``x = 0..table_size`` (beyond, a cluster counts as full).
+    alpha:
+        Family-wise level of the Holm correction behind ``best``.
+    progress:
+        Called after each replication of each policy (``None`` for silence).
+
+    Raises
+    ------
+    PolicyError
+        For a bad argument (the message starts with its name).
+    ~queue_routing.errors.AccuracyError
+        If the end of an index table may have decided a measured arrival (raise
+        ``table_size``), or a simulated cost is not finite.
+
+    Examples
+    --------
+    On two clusters the exact costs of the truncated chain are the reference; PI's paired
+    ratio interval for BS covers the exact ratio, and PI is separated from BS:
+
+    >>> from queue_routing.deadlines import Instance, evaluate
+    >>> inst = Instance.from_dict({"arrival_rate": 3.0, "servers": [3, 2],
+    ...     "service_rates": [1.0, 0.8], "rejection_cost": 2.0,
+    ...     "deadline": {"kind": "constant", "t": 1.5}})
+    >>> res = compare_policies(inst, ["bs", "pi"], horizon=4000.0, table_size=60, seed=1)
+    >>> exact = evaluate(inst, "bs").cost / evaluate(inst, "pi").cost
+    >>> bs = res.policies["bs"]
+    >>> bool(abs(bs.ratio - exact) < bs.ratio_ci95), res.ranking, res.best
+    (True, ('pi', 'bs'), 'pi')
+    """
+    _check_instance(instance)
+    policies = _check_policies(policies)
+    horizon = _check_time("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
+    replications = _check_int("replications", replications, 2)
+    seed = _check_int("seed", seed, 0)
+    table_size = _check_int("table_size", table_size, 1, MAX_UPTO)
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < alpha < 1.0:
+        raise PolicyError("alpha", f"alpha must be in (0, 1), got {_show(alpha)}")
+    if not isinstance(keys, tuple | list):
+        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+    keys = tuple(keys)
+    run = {
+        "horizon": horizon,
+        "warmup": warmup,
+        "replications": replications,
+        "seed": seed,
+        "keys": keys,
+        "table_size": table_size,
+        "progress": progress,
+    }
+    split = optimal_split(instance)  # solved once: BS routes by it, PI's index is built on it
+    sims: dict[str, SimulationResult] = {}
+    for policy in (BASELINE, *[p for p in policies if p != BASELINE]):
+        given = {"split": split}
+        if policy != "bs":  # warns if not indexable, as evaluate does
+            given = {"table": index_table(instance, policy, table_size, split=split)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TableBoundWarning)  # refused below instead
+            res = simulate_policy(instance, policy, **given, **run)
+        if res.table_bound:
+            raise AccuracyError(
+                f"table_size: the end of the index table of {policy} (x <= {table_size}) may "
+                f"have decided {res.table_bound} measured arrivals (a cluster beyond it counts "
+                "as full); raise table_size"
+            )
+        if not math.isfinite(res.cost):
+            raise AccuracyError(f"the simulated cost rate of {policy} is not finite ({res.cost})")
+        sims[policy] = res
+    base = sims[BASELINE].replication_costs
+    estimates = {}
+    for policy in policies:
+        y = sims[policy].replication_costs
+        plain = mean_estimate(y)
+        ratio = ratio_of_means(y, base)
+        estimates[policy] = PolicyEstimate(
+            policy=policy,
+            cost=plain.estimate,
+            ci95=plain.ci95,
+            standard_error=plain.standard_error,
+            ratio=ratio.estimate,
+            ratio_ci95=ratio.ci95,
+            ratio_standard_error=ratio.standard_error,
+        )
+    differences = pairwise_differences({p: sims[p].replication_costs for p in policies})
+    selection = select_best({p: estimates[p].cost for p in policies}, differences, alpha)
+    first = sims[BASELINE]
+    return PolicyComparison(
+        baseline=BASELINE,
+        policies=estimates,
+        differences=differences,
+        ranking=selection.ranking,
+        best=selection.best,
+        selection=selection,
+        horizon=first.horizon,
+        warmup=first.warmup,
+        replications=first.replications,
+        seed=first.seed,
+        keys=first.keys,
+        table_size=table_size,
+        simulations=sims,
+    )
