@@ -200,8 +200,8 @@ def _check_pi(case, rho, upto: int) -> None:
     assert nu[0] == pytest.approx(pbar, rel=1e-9, abs=1e-300)
 
 
-@settings(max_examples=30, **SETTINGS)
-@given(cluster_cases(), load)
+@settings(max_examples=12, **SETTINGS)
+@given(cluster_cases(max_scale=50.0), load)  # longer: P^miss by quadrature to x ~ 1e4
 def test_pi_index_is_finite_and_starts_at_the_stationary_miss_probability_quick(case, rho):
     _check_pi(case, rho, 40)
 
