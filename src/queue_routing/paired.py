@@ -30,6 +30,7 @@ from scipy import stats
 
 __all__ = [
     "PairedEstimate",
+    "PolicyEstimate",
     "Selection",
     "control_variate_estimate",
     "holm",
@@ -37,6 +38,37 @@ __all__ = [
     "pairwise_differences",
     "select_best",
 ]
+
+
+@dataclass(frozen=True)
+class PolicyEstimate:
+    """One policy's simulated cost and its paired ratio to a comparison's baseline: the
+    entries of ``PolicyComparison.policies`` in every part (Part A:
+    :func:`queue_routing.multiskill.compare_policies`, baseline the exact optimal Bernoulli
+    cost, ``docs/multiskill.md#paired-policy-comparisons``; Part B:
+    :func:`queue_routing.deadlines.compare_policies`, baseline PI's simulated cost,
+    ``docs/deadlines.md#paired-policy-comparisons``).
+
+    Attributes
+    ----------
+    policy:
+        The policy's name.
+    cost, ci95, standard_error:
+        Mean cost rate over the replications (cost per unit time, no control variate), its
+        Student-``t`` 95% half-width (``R - 1`` degrees of freedom) and standard error.
+    ratio, ratio_ci95, ratio_standard_error:
+        The paired estimate of ``E[cost] / baseline`` (dimensionless; each part's docs give
+        the estimator), its 95% half-width and standard error; exactly 1 with half-width 0
+        for the baseline policy itself.
+    """
+
+    policy: str
+    cost: float
+    ci95: float
+    standard_error: float
+    ratio: float
+    ratio_ci95: float
+    ratio_standard_error: float
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,14 @@ import numpy as np
 from scipy import stats
 
 from ..errors import AccuracyError
-from ..paired import PairedEstimate, Selection, mean_estimate, pairwise_differences, select_best
+from ..paired import (
+    PairedEstimate,
+    PolicyEstimate,
+    Selection,
+    mean_estimate,
+    pairwise_differences,
+    select_best,
+)
 from .indices import MAX_UPTO
 from .model import Instance, _show
 from .policies import (
@@ -100,32 +107,6 @@ def ratio_of_means(samples, baseline) -> PairedEstimate:
         df=r - 1,
         replications=r,
     )
-
-
-@dataclass(frozen=True)
-class PolicyEstimate:
-    """One policy's simulated cost and its ratio to PI's, from the paired replications.
-
-    Attributes
-    ----------
-    policy:
-        One of :data:`COMPARED_POLICIES`.
-    cost, ci95, standard_error:
-        Mean cost rate over the replications (cost per unit time), its Student-``t`` 95%
-        half-width (``R - 1`` degrees of freedom) and standard error.
-    ratio, ratio_ci95, ratio_standard_error:
-        ``E[cost] / E[cost_PI]`` by :func:`ratio_of_means` on the paired replications, its 95%
-        half-width and standard error (dimensionless); exactly 1 with half-width 0 for PI,
-        ``nan`` if PI's simulated cost is 0.
-    """
-
-    policy: str
-    cost: float
-    ci95: float
-    standard_error: float
-    ratio: float
-    ratio_ci95: float
-    ratio_standard_error: float
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..paired import (
     PairedEstimate,
+    PolicyEstimate,
     Selection,
     control_variate_estimate,
     mean_estimate,
@@ -32,38 +33,6 @@ from .simulation import POLICIES, SimulationResult, simulate
 __all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies"]
 
 BASELINE = "bernoulli"
-
-
-@dataclass(frozen=True)
-class PolicyEstimate:
-    """One policy's simulated cost and its ratio to the exact optimal Bernoulli cost.
-
-    Attributes
-    ----------
-    policy:
-        One of :data:`~.simulation.POLICIES`.
-    cost:
-        Mean holding cost rate over the replications (cost per unit time), no control.
-    ci95, standard_error:
-        Student-``t`` 95% half-width (``R - 1`` degrees of freedom) and standard error of
-        :attr:`cost` (cost per unit time).
-    ratio:
-        Estimate of ``E[cost] / B``, ``B`` the exact optimal Bernoulli cost (dimensionless):
-        the control-variate estimate divided by ``B``
-        (``docs/multiskill.md#paired-policy-comparisons``), or ``cost / B`` without the
-        control. Exactly 1 for ``bernoulli`` with the control (its control-variate estimate
-        is ``B`` itself).
-    ratio_ci95, ratio_standard_error:
-        95% half-width and standard error of :attr:`ratio` (dimensionless).
-    """
-
-    policy: str
-    cost: float
-    ci95: float
-    standard_error: float
-    ratio: float
-    ratio_ci95: float
-    ratio_standard_error: float
 
 
 @dataclass(frozen=True)
