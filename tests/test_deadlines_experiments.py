@@ -101,7 +101,7 @@ def test_large_system_is_relative_to_pi_and_reproducible():
     df = experiments.large_system(inst, **kw)
     assert df["policy"].tolist() == ["BS", "IO", "PI", "RB"]
     pi = df[df["policy"] == "PI"].iloc[0]
-    assert pi["relative_to_pi"] == 1.0 and pi["relative_ci95"] == 0.0
+    assert pi["ratio"] == 1.0 and pi["ratio_ci95"] == 0.0
     assert (df["ci95"] > 0).all()
     pd.testing.assert_frame_equal(df, experiments.large_system(inst, **kw))
 

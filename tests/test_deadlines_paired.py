@@ -37,6 +37,7 @@ from queue_routing.deadlines import (
     simulate_policy,
 )
 from queue_routing.deadlines.experiments import large_instance
+from queue_routing.deadlines.policies import index_table
 from queue_routing.deadlines.policy_comparison import COMPARED_POLICIES, ratio_of_means
 from queue_routing.errors import AccuracyError
 
@@ -312,6 +313,37 @@ def test_bad_arguments_are_rejected_by_name(kwargs, argument):
 def test_a_deciding_table_end_is_refused():
     with pytest.raises(AccuracyError, match="table_size"):
         compare_policies(README, ["pi"], horizon=200.0, replications=2, table_size=3)
+
+
+def test_a_truncated_table_is_reported_when_asked_and_is_the_capped_policy():
+    # on_table_bound="report" keeps the run and counts the arrivals; the numbers are those of
+    # the policy capped at the table's end, i.e. the same run as simulating with that table
+    kw = {"horizon": 200.0, "replications": 2, "table_size": 3, "seed": 5}
+    res = compare_policies(README, ["bs", "pi"], on_table_bound="report", **kw)
+    assert res.table_bound["pi"] > 0 and res.table_bound["bs"] == 0
+    table = index_table(README, "pi", 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = simulate_policy(README, "pi", table=table, **kw)
+    assert np.array_equal(alone.replication_costs, res.simulations["pi"].replication_costs)
+    assert alone.table_bound == res.table_bound["pi"]
+    with pytest.raises(PolicyError, match=r"^on_table_bound"):
+        compare_policies(README, ["pi"], on_table_bound="ignore", **kw)
+
+
+def test_large_system_rows_are_the_comparison():
+    from queue_routing.deadlines.experiments import large_system
+
+    kw = {"horizon": 300.0, "warmup": 30.0, "replications": 4, "seed": 3, "keys": ("t",)}
+    df = large_system(LARGE, table_size=60, **kw)
+    res = compare_policies(LARGE, ["bs", "io", "pi", "rb"], table_size=60,
+                           on_table_bound="report", **kw)  # fmt: skip
+    for row in df.itertuples():
+        e = res.policies[row.policy.lower()]
+        assert (row.cost_rate, row.ratio, row.ratio_ci95) == (e.cost, e.ratio, e.ratio_ci95)
+        assert row.table_bound == res.table_bound[row.policy.lower()]
+    assert set(df["best"]) == {res.best.upper() if res.best else "not separated"}
+    assert sorted(df["rank"]) == [1, 2, 3, 4]
 
 
 # -- command line ----------------------------------------------------------------------------

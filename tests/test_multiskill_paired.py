@@ -277,3 +277,36 @@ def test_bad_arguments_are_rejected_by_name(kwargs, word):
     args = {"horizon": 10.0, "replications": 3, **kwargs}
     with pytest.raises(ValueError, match=word):
         compare_policies(C1, **args)
+
+
+# -- the pipeline's tables -------------------------------------------------------------------
+def test_comparison_rows_are_the_comparison_and_verdicts_count_them():
+    from queue_routing.multiskill.experiments import (
+        NOT_SEPARATED,
+        policy_comparison_rows,
+        verdict_summary,
+    )
+
+    insts = [(0, Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])), (1, table1())]
+    kw = {"horizon": 200.0, "warmup": 20.0, "replications": 4, "seed": 9}
+    rows, diffs = policy_comparison_rows(insts, policies=["bernoulli", "jsq", "pi"], **kw)
+    for index, inst in insts:
+        res = compare_policies(
+            inst, ["bernoulli", "jsq", "pi"], keys=("random", inst.n_classes, index), **kw
+        )
+        mine = rows[rows["instance"] == index].set_index("policy")
+        for policy, e in res.policies.items():
+            assert mine.loc[policy, "ratio"] == e.ratio
+            assert mine.loc[policy, "ratio_ci95"] == e.ratio_ci95
+            assert mine.loc[policy, "rank"] == res.ranking.index(policy) + 1
+        assert set(mine["best"]) == {res.best or NOT_SEPARATED}
+        d = diffs[diffs["instance"] == index]
+        assert len(d) == 3  # every pair once
+        for row in d.itertuples():
+            e = res.differences[row.policy_a, row.policy_b]
+            assert (row.difference, row.ci95) == (e.estimate, e.ci95)
+            # a verdict only where the Holm-adjusted one-sided p-value is below 0.05
+            if row.verdict != NOT_SEPARATED:
+                assert min(row.p_a_lower, row.p_b_lower) <= 0.05
+    v = verdict_summary(rows)
+    assert int(v[["bernoulli", "jsq", "pi", NOT_SEPARATED]].to_numpy().sum()) == len(insts)

@@ -228,15 +228,24 @@ def _simulation():
         (20, 1): {"bernoulli": 1.10, "jsq": 1.20, "pi": 0.60},
     }
     ci = {"bernoulli": 0.05, "jsq": 0.03, "pi": 0.02}
+    # the instance's verdict (Holm-separated best or not), as policy_comparison_rows writes it
+    best = {(10, 0): "pi", (10, 1): "not separated", (20, 0): "pi", (20, 1): "pi"}
+    exact = 10.0  # the exact Bernoulli cost of every instance
     for (n, i), by_policy in relative.items():
         for policy, rel in by_policy.items():
+            half = 0.5 if (n, i, policy) == (20, 1, "jsq") else ci[policy]
             rows.append(
                 {
                     "n_classes": n,
                     "instance": i,
                     "policy": policy,
-                    "relative": rel,
-                    "relative_ci95": 0.5 if (n, i, policy) == (20, 1, "jsq") else ci[policy],
+                    # plain simulated cost and its half-width (the Bernoulli coverage check)
+                    "cost": rel * exact,
+                    "ci95": half * exact,
+                    "bernoulli_exact": exact,
+                    "ratio": rel,
+                    "ratio_ci95": half,
+                    "best": best[n, i],
                     "max_load_bernoulli": 0.9 + 0.01 * i + 0.001 * n,
                 }
             )
@@ -249,8 +258,9 @@ def _load_sweep():
         {
             "load_factor": s * 3,
             "policy": ["bernoulli"] * 4 + ["led"] * 4 + ["pi"] * 4,
-            "relative": [1.0, 1.0, 1.0, 1.0, 1.2, 1.01, 0.99, 1.05, 0.8234, 0.75, 0.7, 0.4471],
-            "relative_ci95": [0.1] * 4 + [0.02] * 4 + [0.0031, 0.004, 0.003, 0.0049],
+            "ratio": [1.0, 1.0, 1.0, 1.0, 1.2, 1.01, 0.99, 1.05, 0.8234, 0.75, 0.7, 0.4471],
+            "ratio_ci95": [0.0] * 4 + [0.02] * 4 + [0.0031, 0.004, 0.003, 0.0049],
+            "best": ["pi", "pi", "not separated", "pi"] * 3,
         }
     )
 
@@ -307,20 +317,25 @@ def test_multiskill_summary_simulation():
     assert (v["A.simulation.C10.best.min"], v["A.simulation.C10.best.max"]) == ("0.70", "0.80")
     assert v["A.simulation.C10.best.ci95_max"] == "0.03"
     assert v["A.simulation.C10.best.saving_pct"] == "25"
+    # ... but only instance 0 has a separated best (pi); instance 1 is not separated
     assert (v["A.simulation.C10.best_count.pi"], v["A.simulation.C10.best_count.jsq"]) == (
         "1",
-        "1",
+        "0",
     )
+    assert v["A.simulation.C10.not_separated"] == "1"
     # C = 20: pi on both (0.66, 0.60)
     assert v["A.simulation.C20.best.median"] == "0.63"
     assert v["A.simulation.C20.best.saving_pct"] == "37"
     assert v["A.simulation.C20.best_count.pi"] == "2"
+    assert v["A.simulation.C20.not_separated"] == "0"
     assert v["A.simulation.C20.instances"] == "2"
     assert v["A.simulation.instances"] == "4"
     # Bernoulli within its CI of 1: 1.02 ± 0.05 yes, 0.70 no, 1.00 yes, 1.10 no
     assert v["A.simulation.bernoulli.covered"] == "2"
     assert v["A.simulation.bernoulli.covered_pct"] == "50"
     assert v["A.simulation.max_load"] == "0.930"  # 0.9 + 0.01 + 0.020
+    # median over the dynamic rows: ci 0.03, 0.03, 0.03, 0.5 (jsq) and 0.02 x 4 (pi) -> 0.025
+    assert v["A.simulation.ratio_ci95_median"] == "0.025"
     assert v["A.simulation.widest_ci.ci95"] == "0.5"
     assert v["A.simulation.widest_ci.policy"] == "JSQ"
     assert v["A.simulation.widest_ci.C"] == "20"
@@ -342,6 +357,11 @@ def test_multiskill_summary_load_sweep():
     assert v["A.load_sweep.led.worse_up_to"] == "0.9"
     assert v["A.load_sweep.pi.worse_up_to"] == "none"
     assert v["A.load_sweep.jsq.worse_up_to"] == "not simulated"
+    assert v["A.load_sweep.loads"] == "4"
+    assert (v["A.load_sweep.pi.separated_best"], v["A.load_sweep.led.separated_best"]) == (
+        "3",
+        "0",
+    )
 
 
 def test_multiskill_summary_names_a_missing_table():
@@ -364,8 +384,10 @@ def _deadlines_tables():
         {
             "clusters": [4, 4, 4, 8, 8, 8],
             "policy": ["BS", "IO", "PI", "BS", "IO", "PI"],
-            "relative_to_pi": [2.14, 1.134, 1.0, 2.66, 1.355, 1.0],
-            "relative_ci95": [0.2, 0.2, 0.0, 0.3, 0.1, 0.0],
+            "ratio": [2.14, 1.134, 1.0, 2.66, 1.355, 1.0],
+            "ratio_ci95": [0.2, 0.2, 0.0, 0.3, 0.1, 0.0],
+            "best": ["not separated"] * 3 + ["PI"] * 3,
+            "table_bound": [0, 0, 0, 0, 0, 12],
         }
     )
     pure = pd.DataFrame({"arrival_rate": [2.0, 4.0, 3.0], "load": [0.43, 0.8696, 0.65]})
@@ -383,6 +405,8 @@ def test_deadlines_summary():
     assert (v["B.large.bs.excludes_one"], v["B.large.io.excludes_one"]) == ("2", "1")
     assert v["B.large.sizes"] == "2"
     assert "B.large.pi.ratio_min" not in v
+    assert (v["B.large.pi.separated_best"], v["B.large.bs.separated_best"]) == ("1", "0")
+    assert v["B.large.truncated"] == "PI at n = 8"
     assert v["B.pure_routing.max_arrival_rate"] == "4.0"
     assert v["B.pure_routing.max_load"] == "0.87"
 

@@ -135,7 +135,8 @@ def new_figure(
     to the axes it creates. Extra keywords go to :meth:`Figure.subplots`.
     """
     fig = Figure(figsize=figsize, layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
+    subplot_kw.setdefault("squeeze", True)
+    axes = fig.subplots(nrows, ncols, **subplot_kw)
     return fig, axes
 
 

@@ -292,66 +292,84 @@ def _multiskill_iterations(stats: pd.DataFrame) -> dict[str, str]:
 
 
 def _multiskill_simulation(rows: pd.DataFrame) -> dict[str, str]:
-    """Policy simulations on the random instances (policies.csv), costs relative to the exact
-    optimal Bernoulli cost.
+    """Paired policy comparisons on the random instances (policies.csv): ratios to the exact
+    optimal Bernoulli cost (control-variate estimates with 95% half-widths).
 
-    Per C: the best dynamic policy of each instance (smallest relative cost among the
-    policies other than ``bernoulli``): median, range and largest CI half-width of its
-    relative cost, the median saving 1 − median (%), and how often each policy is the best.
-    Over all instances: how often the simulated Bernoulli cost lies within its 95% interval
-    of the exact one (count and %), the largest load of optimal Bernoulli routing and the
-    widest CI half-width of a relative cost (with its policy and C).
+    Per C: the leading dynamic policy of each instance (smallest ratio among the policies
+    other than ``bernoulli``): median, range and largest CI half-width of its ratio, the
+    median saving 1 − median (%); how often each policy is the Holm-separated best
+    (``best_count.<policy>``) and how many instances are not separated. Over all instances:
+    how often the simulated (plain) Bernoulli cost lies within its 95% interval of the exact
+    one (count and %), the largest load of optimal Bernoulli routing, the median and the
+    widest CI half-width of a dynamic policy's ratio (the widest with its policy and C).
     """
     _require(
         rows,
-        ["n_classes", "instance", "policy", "relative", "relative_ci95", "max_load_bernoulli"],
+        [
+            "n_classes",
+            "instance",
+            "policy",
+            "cost",
+            "ci95",
+            "bernoulli_exact",
+            "ratio",
+            "ratio_ci95",
+            "best",
+            "max_load_bernoulli",
+        ],
         "simulation",
     )
     out = {}
     dynamic = rows[rows["policy"] != "bernoulli"]
-    best = dynamic.loc[dynamic.groupby(["n_classes", "instance"])["relative"].idxmin()]
-    for n, g in best.groupby("n_classes", sort=True):
+    leader = dynamic.loc[dynamic.groupby(["n_classes", "instance"])["ratio"].idxmin()]
+    verdicts = rows.drop_duplicates(["n_classes", "instance"])
+    for n, g in leader.groupby("n_classes", sort=True):
         p = f"A.simulation.C{int(n)}"
-        median = float(g["relative"].median())
+        median = float(g["ratio"].median())
         out[f"{p}.instances"] = integer(len(g))
         out[f"{p}.best.median"] = fixed(median, 2)
-        out[f"{p}.best.min"] = fixed(g["relative"].min(), 2)
-        out[f"{p}.best.max"] = fixed(g["relative"].max(), 2)
-        out[f"{p}.best.ci95_max"] = fixed(g["relative_ci95"].max(), 2)
+        out[f"{p}.best.min"] = fixed(g["ratio"].min(), 2)
+        out[f"{p}.best.max"] = fixed(g["ratio"].max(), 2)
+        out[f"{p}.best.ci95_max"] = fixed(g["ratio_ci95"].max(), 2)
         out[f"{p}.best.saving_pct"] = fixed(100.0 * (1.0 - median), 0)
-        for policy in sorted(dynamic["policy"].unique()):
-            out[f"{p}.best_count.{policy}"] = integer((g["policy"] == policy).sum())
-    instances = rows.drop_duplicates(["n_classes", "instance"])
-    out["A.simulation.instances"] = integer(len(instances))
+        best = verdicts.loc[verdicts["n_classes"] == n, "best"]
+        for policy in sorted(rows["policy"].unique()):
+            out[f"{p}.best_count.{policy}"] = integer((best == policy).sum())
+        out[f"{p}.not_separated"] = integer((~best.isin(rows["policy"].unique())).sum())
+    out["A.simulation.instances"] = integer(len(verdicts))
     bern = rows[rows["policy"] == "bernoulli"]
     if len(bern):
-        covered = int(((bern["relative"] - 1.0).abs() <= bern["relative_ci95"]).sum())
+        covered = int(((bern["cost"] - bern["bernoulli_exact"]).abs() <= bern["ci95"]).sum())
         out["A.simulation.bernoulli.covered"] = integer(covered)
         out["A.simulation.bernoulli.covered_pct"] = fixed(100.0 * covered / len(bern), 0)
-    out["A.simulation.max_load"] = fixed(instances["max_load_bernoulli"].max(), 3)
-    widest = rows.loc[rows["relative_ci95"].idxmax()]
-    out["A.simulation.widest_ci.ci95"] = significant(widest["relative_ci95"], 1)
+    out["A.simulation.max_load"] = fixed(verdicts["max_load_bernoulli"].max(), 3)
+    out["A.simulation.ratio_ci95_median"] = significant(dynamic["ratio_ci95"].median(), 2)
+    widest = dynamic.loc[dynamic["ratio_ci95"].idxmax()]
+    out["A.simulation.widest_ci.ci95"] = significant(widest["ratio_ci95"], 1)
     out["A.simulation.widest_ci.policy"] = POLICY_LABELS.get(widest["policy"], widest["policy"])
     out["A.simulation.widest_ci.C"] = integer(widest["n_classes"])
     return out
 
 
 def _multiskill_load_sweep(rows: pd.DataFrame) -> dict[str, str]:
-    """Table 1 with intensities s·η (load_sweep.csv): each policy's cost relative to the
-    exact optimal Bernoulli cost at each s, with its 95% half-width; and, per policy, the
-    largest s up to which it costs more than Bernoulli at every s (``none`` if it is not
-    worse at the smallest s; ``not simulated`` for a policy of the README absent here)."""
-    _require(rows, ["load_factor", "policy", "relative", "relative_ci95"], "load_sweep")
+    """Table 1 with intensities s·η (load_sweep.csv): each policy's paired ratio to the exact
+    optimal Bernoulli cost at each s, with its 95% half-width; per policy, the largest s up
+    to which its ratio exceeds 1 at every s (``none`` if it is not above 1 at the smallest s;
+    ``not simulated`` for a policy of the README absent here) and at how many of the
+    ``A.load_sweep.loads`` loads it is the Holm-separated best (``separated_best``)."""
+    _require(rows, ["load_factor", "policy", "ratio", "ratio_ci95", "best"], "load_sweep")
     out = {}
     for row in rows.itertuples():
         if row.policy == "bernoulli":
             continue
-        value, error = with_error(row.relative, row.relative_ci95)
+        value, error = with_error(row.ratio, row.ratio_ci95)
         p = f"A.load_sweep.{row.policy}.s{plain(row.load_factor)}"
         out[f"{p}.relative"], out[f"{p}.ci95"] = value, error
+    loads = rows.drop_duplicates("load_factor")
+    out["A.load_sweep.loads"] = integer(len(loads))
     for policy in ("jsq", "led", "io", "pi"):
         g = rows[rows["policy"] == policy].sort_values("load_factor")
-        worse = (g["relative"] > 1.0).to_numpy()
+        worse = (g["ratio"] > 1.0).to_numpy()
         if not len(g):
             text = "not simulated"
         elif not worse[0]:
@@ -360,6 +378,7 @@ def _multiskill_load_sweep(rows: pd.DataFrame) -> dict[str, str]:
             last = len(worse) if worse.all() else int(np.argmin(worse))
             text = plain(g["load_factor"].iloc[last - 1])
         out[f"A.load_sweep.{policy}.worse_up_to"] = text
+        out[f"A.load_sweep.{policy}.separated_best"] = integer((loads["best"] == policy).sum())
     return out
 
 
@@ -410,7 +429,9 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
       least and largest, over the numbers of clusters n, of the simulated cost relative to
       PI's (paired ratio of cost rates, two decimals), every policy but PI;
       ``B.large.<policy>.excludes_one`` counts the n at which its 95% interval lies above 1,
-      of ``B.large.sizes``;
+      of ``B.large.sizes``; ``B.large.<policy>.separated_best`` the n at which it is the
+      Holm-separated best; ``B.large.truncated`` the policies and n whose index table's end
+      may have decided arrivals (``none`` if none);
     * ``B.pure_routing.max_arrival_rate`` and ``.max_load``
       (``deadlines_two_cluster/pure_routing.csv``): the largest arrival rate of the
       pure-routing sweep (jobs per unit time) and its load λ / Σ m_k μ_k.
@@ -418,8 +439,8 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     >>> gap = pd.DataFrame({"sweep": ["arrival_rate"] * 2, "policy": ["PI", "RB"],
     ...                     "mean_gap_pct": [1.74, 1.85], "max_gap_pct": [4.25, 7.1]})
     >>> large = pd.DataFrame({"clusters": [4, 4, 8, 8], "policy": ["PI", "BS"] * 2,
-    ...                       "relative_to_pi": [1.0, 2.14, 1.0, 2.66],
-    ...                       "relative_ci95": [0.0, 0.1, 0.0, 0.2]})
+    ...                       "ratio": [1.0, 2.14, 1.0, 2.66],
+    ...                       "ratio_ci95": [0.0, 0.1, 0.0, 0.2], "best": ["PI"] * 4})
     >>> pure = pd.DataFrame({"arrival_rate": [2.0, 4.0], "load": [0.43, 0.8696]})
     >>> values = deadlines_summary({"gap": gap, "large": large, "pure_routing": pure})
     >>> values["B.gap.arrival_rate.pi.mean"], values["B.gap.arrival_rate.rb.max"]
@@ -432,7 +453,7 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     _tables(tables, "B")
     gap, large, pure = tables["gap"], tables["large"], tables["pure_routing"]
     _require(gap, ["sweep", "policy", "mean_gap_pct", "max_gap_pct"], "gap")
-    _require(large, ["clusters", "policy", "relative_to_pi", "relative_ci95"], "large")
+    _require(large, ["clusters", "policy", "ratio", "ratio_ci95", "best"], "large")
     _require(pure, ["arrival_rate", "load"], "pure_routing")
     out = {}
     for row in gap.itertuples():
@@ -442,10 +463,18 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     out["B.large.sizes"] = integer(large["clusters"].nunique())
     for policy, g in large[large["policy"] != "PI"].groupby("policy", sort=True):
         p = f"B.large.{policy.lower()}"
-        out[f"{p}.ratio_min"] = fixed(g["relative_to_pi"].min(), 2)
-        out[f"{p}.ratio_max"] = fixed(g["relative_to_pi"].max(), 2)
-        above = (g["relative_to_pi"] - g["relative_ci95"]) > 1.0
+        out[f"{p}.ratio_min"] = fixed(g["ratio"].min(), 2)
+        out[f"{p}.ratio_max"] = fixed(g["ratio"].max(), 2)
+        above = (g["ratio"] - g["ratio_ci95"]) > 1.0
         out[f"{p}.excludes_one"] = integer(above.sum())
+    verdicts = large.drop_duplicates("clusters")
+    for policy in sorted(large["policy"].unique()):
+        wins = (verdicts["best"] == policy).sum()
+        out[f"B.large.{policy.lower()}.separated_best"] = integer(wins)
+    truncated = large[large["table_bound"] > 0] if "table_bound" in large else large.iloc[:0]
+    out["B.large.truncated"] = words(
+        [f"{r.policy} at n = {int(r.clusters)}" for r in truncated.itertuples()]
+    )
     top = pure.loc[pure["arrival_rate"].idxmax()]
     out["B.pure_routing.max_arrival_rate"] = fixed(top["arrival_rate"], 1)
     out["B.pure_routing.max_load"] = fixed(top["load"], 2)

@@ -339,6 +339,7 @@ rule multiskill_simulate:
         instances=rules.multiskill_instances.output.instances,
     output:
         rows="results/multiskill/multiskill_simulate/C{n_classes}.csv",
+        differences="results/multiskill/multiskill_simulate/C{n_classes}_differences.csv",
     log:
         "logs/multiskill/multiskill_simulate/C{n_classes}.log",
     conda:
@@ -354,7 +355,7 @@ rule multiskill_simulate:
         warmup=MS["simulation"]["warmup"],
         replications=MS["simulation"]["replications"],
     message:
-        "Part A: simulating the routing policies on the C={wildcards.n_classes} instances"
+        "Part A: paired comparison of the routing policies on the C={wildcards.n_classes} instances"
     script:
         "../scripts/multiskill_simulate.py"
 
@@ -362,6 +363,7 @@ rule multiskill_simulate:
 rule multiskill_simulate_table1:
     output:
         rows="results/multiskill/multiskill_simulate_table1/load_sweep.csv",
+        differences="results/multiskill/multiskill_simulate_table1/load_sweep_differences.csv",
     log:
         "logs/multiskill/multiskill_simulate_table1.log",
     conda:
@@ -378,7 +380,7 @@ rule multiskill_simulate_table1:
         replications=MS["simulation"]["replications"],
         load_factors=MS["simulation"]["table1_load_factors"],
     message:
-        "Part A: simulating the routing policies on Table 1 with scaled loads"
+        "Part A: paired comparison of the routing policies on Table 1 with scaled loads"
     script:
         "../scripts/multiskill_simulate.py"
 
@@ -386,9 +388,14 @@ rule multiskill_simulate_table1:
 rule multiskill_simulation_table:
     input:
         rows=expand(rules.multiskill_simulate.output.rows, n_classes=MS_SIZES),
+        differences=expand(
+            rules.multiskill_simulate.output.differences, n_classes=MS_SIZES
+        ),
         table1=rules.multiskill_simulate_table1.output.rows,
+        table1_differences=rules.multiskill_simulate_table1.output.differences,
     output:
         rows="results/multiskill/multiskill_simulation_table/policies.csv",
+        differences="results/multiskill/multiskill_simulation_table/differences.csv",
         summary=report_table(
             "results/multiskill/multiskill_simulation_table/summary.csv",
             "multiskill_simulation_table",

@@ -28,7 +28,6 @@ import pandas as pd
 
 from ..progress import Progress
 from ..seeding import rng_for
-from ..stats import t_half_width
 from . import markov, policies, splitting
 from .indices import IndexabilityWarning
 from .model import Instance
@@ -268,12 +267,6 @@ def large_instance(
     )
 
 
-def _paired_ratio(costs: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
-    """Mean of the per-replication ratios ``costs / ref`` and its 95% t half-width."""
-    ratio = costs / ref
-    return float(ratio.mean()), t_half_width(ratio)
-
-
 def large_system(
     instance: Instance,
     *,
@@ -283,65 +276,85 @@ def large_system(
     replications: int,
     seed: int,
     keys: tuple = (),
+    alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Simulated cost of BS, IO, PI, RB on ``instance``; every policy uses the same seed and
-    keys (replication ``r`` starts every policy from the same random stream), and the cost
-    relative to PI is the mean of the per-replication ratios with a 95% t interval (paired
-    replications). Index tables cover ``x = 0..table_size`` (beyond: cluster treated as full);
-    ``table_bound`` counts the measured arrivals whose decision the end of the table may have
-    changed (nonzero: the row is the cost of the truncated policy; logged as a warning)."""
-    run = {
-        "horizon": horizon,
-        "warmup": warmup,
-        "replications": replications,
-        "seed": seed,
-        "keys": tuple(keys),
-    }
-    results, indexable = {}, {}
-    run["progress"] = Progress(
+    """Paired comparison of BS, IO, PI and RB on ``instance``, one row per policy.
+
+    One :func:`~queue_routing.deadlines.policy_comparison.compare_policies` run: every policy
+    on the same jobs in replication ``r`` (common random numbers,
+    ``docs/deadlines.md#common-random-numbers``); ``cost_rate`` and ``ci95`` are the plain
+    mean cost per unit time and its 95% half-width; ``ratio`` and ``ratio_ci95`` the paired
+    ratio of means to PI with its delta-method 95% half-width (``docs/deadlines.md#paired-
+    policy-comparisons``); ``rank`` (1 = cheapest) and ``best`` (the policy separated from
+    every other by one-sided paired tests with Holm's correction at family-wise level
+    ``alpha``, or ``"not separated"``); ``leader_p`` the Holm-adjusted p-value of "the leader
+    is not cheaper than this policy". Index tables cover ``x = 0..table_size``; a nonzero
+    ``table_bound`` counts the measured arrivals whose decision the end of the policy's table
+    may have changed: the row is then the cost of the truncated policy (logged as a warning,
+    and marked in the table and the figure).
+    """
+    from .policy_comparison import compare_policies
+
+    progress = Progress(
         len(HEURISTICS) * int(replications), f"n={instance.n_clusters} clusters", logger=log
     )
+    indexable = {}
     for p in HEURISTICS:
-        table = None
         if p != "bs":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IndexabilityWarning)
-                table = policies.index_table(instance, p, table_size)
-        indexable[p] = True if table is None else table.indexable
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", policies.TableBoundWarning)
-            results[p] = policies.simulate_policy(instance, p, table=table, **run)
-        if results[p].table_bound:
+                indexable[p] = policies.index_table(instance, p, table_size).indexable
+        else:
+            indexable[p] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IndexabilityWarning)  # reported in its column
+        res = compare_policies(
+            instance,
+            HEURISTICS,
+            horizon=horizon,
+            warmup=warmup,
+            replications=replications,
+            seed=seed,
+            keys=tuple(keys),
+            table_size=table_size,
+            alpha=alpha,
+            progress=progress,
+            on_table_bound="report",
+        )
+    leader = res.ranking[0]
+    rows = []
+    for p, e in res.policies.items():
+        sim = res.simulations[p]
+        if res.table_bound[p]:
             log.warning(
                 "n=%d, %s: the end of the index table (x <= %d) may have decided %d measured "
                 "arrivals; the row is the cost of the truncated policy",
                 instance.n_clusters,
                 POLICY_LABELS[p],
                 table_size,
-                results[p].table_bound,
+                res.table_bound[p],
             )
-    ref = results["pi"].replication_costs
-    rows = []
-    for p, res in results.items():
-        rel, rel_ci = _paired_ratio(res.replication_costs, ref)
         rows.append(
             {
                 "clusters": instance.n_clusters,
                 "policy": POLICY_LABELS[p],
-                "cost_rate": float(res.cost),
-                "ci95": float(res.ci95),
-                "relative_to_pi": rel,
-                "relative_ci95": rel_ci,
-                "rejection_rate": float(res.rejection_rate),
-                "miss_rate": float(res.miss_rate),
+                "cost_rate": float(e.cost),
+                "ci95": float(e.ci95),
+                "ratio": float(e.ratio),
+                "ratio_ci95": float(e.ratio_ci95),
+                "rank": res.ranking.index(p) + 1,
+                "best": POLICY_LABELS[res.best] if res.best else "not separated",
+                "leader_p": np.nan if p == leader else res.selection.adjusted_p_values[leader, p],
+                "rejection_rate": float(sim.rejection_rate),
+                "miss_rate": float(sim.miss_rate),
                 "indexable": bool(indexable[p]),
                 "arrival_rate": float(instance.arrival_rate),
                 "capacity": float(instance.capacity),
                 "servers": " ".join(str(int(v)) for v in instance.servers),
                 "service_rates": " ".join(f"{float(v):.4g}" for v in instance.service_rates),
-                "horizon": float(horizon),
-                "replications": int(replications),
-                "table_bound": int(res.table_bound),
+                "horizon": float(res.horizon),
+                "replications": int(res.replications),
+                "table_bound": int(res.table_bound[p]),
             }
         )
     return pd.DataFrame(rows)

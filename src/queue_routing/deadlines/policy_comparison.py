@@ -139,6 +139,11 @@ class PolicyComparison:
         (:func:`~.simulation.replication_states`).
     table_size:
         Index tables cover ``x = 0..table_size`` jobs per cluster.
+    table_bound:
+        ``{name: count}``: measured arrivals whose decision the end of the policy's index
+        table may have changed (a cluster beyond it counts as full). Always 0 with
+        ``on_table_bound="raise"``; with ``"report"``, a nonzero count means the estimates of
+        that policy are those of its truncated version (and, for PI, every ratio's baseline).
     simulations:
         The :class:`~.simulation.SimulationResult` of every policy simulated (PI included, as
         the baseline, even when not asked).
@@ -156,6 +161,7 @@ class PolicyComparison:
     seed: int
     keys: tuple
     table_size: int
+    table_bound: dict[str, int]
     simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,6 +216,7 @@ def compare_policies(
     table_size: int = 400,
     alpha: float = 0.05,
     progress: Callable[..., Any] | None = None,
+    on_table_bound: str = "raise",
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
@@ -242,6 +249,12 @@ def compare_policies(
         Family-wise level of the Holm correction behind ``best``.
     progress:
         Called after each replication of each policy (``None`` for silence).
+    on_table_bound:
+        ``"raise"`` (default): refuse when the end of an index table may have decided a
+        measured arrival; ``"report"``: keep the simulation of the truncated policy and count
+        those arrivals in :attr:`PolicyComparison.table_bound`, for a study that shows the
+        count next to the numbers (a policy whose index stays below the rejection cost on a
+        slow cluster admits to it at any queue length, so no table size suffices there).
 
     Raises
     ------
@@ -249,7 +262,7 @@ def compare_policies(
         For a bad argument (the message starts with its name).
     ~queue_routing.errors.AccuracyError
         If the end of an index table may have decided a measured arrival (raise
-        ``table_size``), or a simulated cost is not finite.
+        ``table_size``) and ``on_table_bound="raise"``, or a simulated cost is not finite.
 
     Examples
     --------
@@ -277,6 +290,11 @@ def compare_policies(
         raise PolicyError("alpha", f"alpha must be in (0, 1), got {_show(alpha)}")
     if not isinstance(keys, tuple | list):
         raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+    if on_table_bound not in ("raise", "report"):
+        raise PolicyError(
+            "on_table_bound",
+            f"on_table_bound must be 'raise' or 'report', got {_show(on_table_bound)}",
+        )
     keys = tuple(keys)
     run = {
         "horizon": horizon,
@@ -296,7 +314,7 @@ def compare_policies(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TableBoundWarning)  # refused below instead
             res = simulate_policy(instance, policy, **given, **run)
-        if res.table_bound:
+        if res.table_bound and on_table_bound == "raise":
             raise AccuracyError(
                 f"table_size: the end of the index table of {policy} (x <= {table_size}) may "
                 f"have decided {res.table_bound} measured arrivals (a cluster beyond it counts "
@@ -336,5 +354,6 @@ def compare_policies(
         seed=first.seed,
         keys=first.keys,
         table_size=table_size,
+        table_bound={p: int(sims[p].table_bound) for p in sims},
         simulations=sims,
     )

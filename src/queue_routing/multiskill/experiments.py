@@ -21,9 +21,10 @@ from .model import BOTH, DEDICATED, SHARED, Instance
 from .result import Solution
 
 __all__ = [
+    "NOT_SEPARATED",
     "comparison_summary",
     "iteration_statistics",
-    "policy_simulation_rows",
+    "policy_comparison_rows",
     "simulation_summary",
     "solution_rows",
     "sweep_runs",
@@ -32,6 +33,7 @@ __all__ = [
     "table1_solutions",
     "table1_trajectories",
     "two_class_tables",
+    "verdict_summary",
 ]
 
 log = logging.getLogger(__name__)
@@ -364,7 +366,11 @@ def _multiskilled_cost_grid(mu, cost, g1, g2) -> np.ndarray:
 
 
 # -- index-policy simulations (ours, beyond the paper) -------------------------------------
-def policy_simulation_rows(
+#: The verdict of a comparison whose leader is not separated from every other policy.
+NOT_SEPARATED = "not separated"
+
+
+def policy_comparison_rows(
     instances: Iterable[tuple[int, Instance]],
     *,
     policies: Sequence[str],
@@ -374,105 +380,163 @@ def policy_simulation_rows(
     seed: int,
     tag: str = "random",
     extra: dict | None = None,
-) -> pd.DataFrame:
-    """Simulated mean holding cost of every policy, relative to optimal Bernoulli routing.
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Paired comparison of the routing policies on every instance: ``(rows, differences)``.
 
-    The baseline is the exact optimal Bernoulli cost sum_j c_j rho_j/(1 - rho_j) (no noise);
-    ``relative = cost / bernoulli_exact`` and ``relative_ci95`` its 95% half-width. The
-    simulated ``bernoulli`` row checks the simulator against that formula. Every policy of
-    an instance simulates from the streams keyed by ``(seed, tag, C, index)`` (the policy is
-    not a key: common random numbers, ``docs/multiskill.md#common-random-numbers``), so the
-    rows of one instance are paired by replication; ``relative_ci95`` is each policy's own
-    interval, not that of a difference
-    (:func:`~queue_routing.multiskill.policy_comparison.compare_policies` gives the paired
-    ones). Every replication starts from the stationary law of optimal Bernoulli routing (see
-    :func:`~queue_routing.multiskill.simulation.simulate`, ``start="bernoulli"``).
+    Each instance is one :func:`~queue_routing.multiskill.policy_comparison.compare_policies`
+    run on the streams keyed by ``(seed, tag, C, index)`` (common random numbers across its
+    policies, ``docs/multiskill.md#common-random-numbers``), every replication started from
+    the stationary law of optimal Bernoulli routing, whose simulated cost is the control
+    variate of every ratio (``docs/multiskill.md#paired-policy-comparisons``).
+
+    ``rows``, one per (instance, policy): ``cost`` and ``ci95`` (plain mean cost per unit
+    time over the replications and its 95% half-width: the simulated Bernoulli row checks
+    the simulator against the exact cost), ``bernoulli_exact`` (the exact optimal Bernoulli
+    cost ``B``), ``ratio`` and ``ratio_ci95`` (the control-variate estimate of
+    ``E[cost] / B`` and its 95% half-width; exactly 1 and 0 for Bernoulli), ``rank`` (1 =
+    lowest ratio), ``best`` (the instance's verdict: the policy separated from every other
+    after Holm's correction at family-wise level ``alpha``, or :data:`NOT_SEPARATED`), and
+    ``leader_p`` (Holm-adjusted p-value of "the leader is not better than this policy"; empty
+    on the leader's own row).
+
+    ``differences``, one per (instance, pair ``a`` before ``b`` in ``policies``):
+    ``difference`` and ``ci95`` (the paired control-variate estimate of ``E[cost_a -
+    cost_b]``, cost per unit time), the same divided by ``B`` (``relative_difference``,
+    ``relative_ci95``), the Holm-adjusted one-sided p-values ``p_a_lower`` and ``p_b_lower``,
+    and ``verdict``: ``"a < b"``, ``"b < a"`` or :data:`NOT_SEPARATED` at level ``alpha``.
     """
-    from .simulation import simulate
+    from .policy_comparison import compare_policies
 
-    rows = []
+    rows, diffs = [], []
     instances = list(instances)
+    simulated = len(policies) + ("bernoulli" not in policies)
     progress = Progress(
-        len(instances) * len(policies) * int(replications), f"{tag} instances", logger=log
+        len(instances) * simulated * int(replications), f"{tag} instances", logger=log
     )
     for index, inst in instances:
         exact = solve_exact(inst)
-        base = exact.cost
-        for policy in policies:
-            res = simulate(
-                inst,
-                policy,
-                horizon=horizon,
-                warmup=warmup,
-                replications=replications,
-                seed=seed,
-                keys=(tag, inst.n_classes, index),
-                start="bernoulli",
-                progress=progress,
-            )
+        res = compare_policies(
+            inst,
+            policies,
+            horizon=horizon,
+            warmup=warmup,
+            replications=replications,
+            seed=seed,
+            keys=(tag, inst.n_classes, index),
+            alpha=alpha,
+            progress=progress,
+        )
+        base = res.exact_bernoulli_cost
+        leader = res.ranking[0]
+        adjusted = res.selection.adjusted_p_values
+        common = {**(extra or {}), "n_classes": inst.n_classes, "instance": index}
+        for policy, e in res.policies.items():
             rows.append(
                 {
-                    **(extra or {}),
-                    "n_classes": inst.n_classes,
-                    "instance": index,
+                    **common,
                     "policy": policy,
-                    "cost": res.cost,
-                    "ci95": res.ci95,
+                    "cost": e.cost,
+                    "ci95": e.ci95,
                     "bernoulli_exact": base,
-                    "relative": res.cost / base,
-                    "relative_ci95": res.ci95 / base,
+                    "ratio": e.ratio,
+                    "ratio_ci95": e.ratio_ci95,
+                    "rank": res.ranking.index(policy) + 1,
+                    "best": res.best or NOT_SEPARATED,
+                    "leader_p": np.nan if policy == leader else adjusted[leader, policy],
                     "rho0_bernoulli": float(exact.loads[0]),
                     "max_load_bernoulli": float(exact.loads.max()),
-                    "replications": replications,
-                    "horizon": horizon,
+                    "replications": int(res.replications),
+                    "horizon": float(res.horizon),
+                    "warmup": float(res.warmup),
                 }
             )
-    return pd.DataFrame(rows)
+        for (a, b), d in res.differences.items():
+            p_a, p_b = adjusted[a, b], adjusted[b, a]
+            verdict = f"{a} < {b}" if p_a <= alpha else f"{b} < {a}" if p_b <= alpha else None
+            diffs.append(
+                {
+                    **common,
+                    "policy_a": a,
+                    "policy_b": b,
+                    "difference": d.estimate,
+                    "ci95": d.ci95,
+                    "relative_difference": d.estimate / base,
+                    "relative_ci95": d.ci95 / base,
+                    "p_a_lower": p_a,
+                    "p_b_lower": p_b,
+                    "verdict": verdict or NOT_SEPARATED,
+                }
+            )
+    return pd.DataFrame(rows), pd.DataFrame(diffs)
 
 
-def table1_load_sweep(factors: Sequence[float], **kwargs) -> pd.DataFrame:
-    """:func:`policy_simulation_rows` on Table 1 with every intensity scaled by each factor.
+def table1_load_sweep(factors: Sequence[float], **kwargs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`policy_comparison_rows` on Table 1 with every intensity scaled by each factor
+    (an extra column ``load_factor``; the factor's index in ``factors`` is the instance key).
 
     Factors that make the scaled instance unstable (Proposition 1) are skipped and logged in
-    the ``skipped`` attribute of the returned frame.
+    the ``skipped`` attribute of the returned rows.
     """
     base = table1()
-    frames, skipped = [], []
+    frames, diff_frames, skipped = [], [], []
     for k, f in enumerate(factors):
         try:
             inst = Instance(mu=base.mu, cost=base.cost, eta=base.eta * f, name=f"table1x{f}")
         except ValueError:
             skipped.append(f)
             continue
-        frames.append(
-            policy_simulation_rows(
-                [(k, inst)], tag="table1-load", extra={"load_factor": float(f)}, **kwargs
-            )
+        rows, diffs = policy_comparison_rows(
+            [(k, inst)], tag="table1-load", extra={"load_factor": float(f)}, **kwargs
         )
+        frames.append(rows)
+        diff_frames.append(diffs)
     out = pd.concat(frames, ignore_index=True)
     out.attrs["skipped"] = skipped
-    return out
+    return out, pd.concat(diff_frames, ignore_index=True)
 
 
 def simulation_summary(
     rows: pd.DataFrame,
     by: Sequence[str] = ("n_classes", "policy"),
 ) -> pd.DataFrame:
-    """Per group: instances, median / min / max relative cost and the largest CI half-width;
-    ``better_than_bernoulli`` counts instances whose 95% CI lies entirely below 1."""
+    """Per group of :func:`policy_comparison_rows`: instances, median / min / max of the
+    paired ratio to the exact Bernoulli cost, the median and largest 95% half-width of it,
+    ``below_bernoulli`` (instances whose ratio interval lies entirely below 1) and
+    ``separated_best`` (instances on which the policy is the Holm-separated best)."""
     by = list(by)
+    rows = rows.assign(
+        _below=(rows["ratio"] + rows["ratio_ci95"]) < 1.0, _best=rows["best"] == rows["policy"]
+    )
     g = rows.groupby(by, sort=False)
     out = pd.DataFrame(
         {
             "instances": g.size(),
-            "relative_median": g["relative"].median(),
-            "relative_min": g["relative"].min(),
-            "relative_max": g["relative"].max(),
-            "relative_ci95_max": g["relative_ci95"].max(),
-            "better_than_bernoulli": g.apply(
-                lambda d: int(((d["relative"] + d["relative_ci95"]) < 1.0).sum()),
-                include_groups=False,
-            ),
+            "ratio_median": g["ratio"].median(),
+            "ratio_min": g["ratio"].min(),
+            "ratio_max": g["ratio"].max(),
+            "ratio_ci95_median": g["ratio_ci95"].median(),
+            "ratio_ci95_max": g["ratio_ci95"].max(),
+            "below_bernoulli": g["_below"].sum().astype(int),
+            "separated_best": g["_best"].sum().astype(int),
         }
     ).reset_index()
     return out
+
+
+def verdict_summary(rows: pd.DataFrame, by: Sequence[str] = ("n_classes",)) -> pd.DataFrame:
+    """Per group of :func:`policy_comparison_rows`: instances, how many have each policy as
+    the Holm-separated best (a column per policy, in the order of the rows) and how many are
+    :data:`NOT_SEPARATED`."""
+    by = list(by)
+    per_instance = rows.drop_duplicates([*by, "instance"])
+    verdicts = [*dict.fromkeys(rows["policy"]), NOT_SEPARATED]
+    counts = (
+        per_instance.groupby(by, sort=False)["best"]
+        .value_counts()
+        .unstack(fill_value=0)
+        .reindex(columns=verdicts, fill_value=0)
+    )
+    counts.columns.name = None
+    counts.insert(0, "instances", counts.sum(axis=1))
+    return counts.reset_index()

@@ -918,97 +918,164 @@ _POLICY_STYLE = {
 }
 
 
+_POLICY_SHORT = {"bernoulli": "Bern.", "jsq": "JSQ", "led": "LED", "io": "IO", "pi": "PI"}
+
+
 def _policy_label(policy: str) -> tuple[str, str, str]:
     return _POLICY_STYLE.get(policy, (policy, GREY, "x"))
 
 
+_DYNAMIC = ("jsq", "led", "io", "pi")
+_NOT_SEPARATED = "not separated"
+
+
+def _budget(rows: pd.DataFrame) -> str:
+    """``"; R paired replications of T time units after a warm-up of W"`` from the rows, or
+    ``""``."""
+    if not {"replications", "horizon"} <= set(rows.columns):
+        return ""
+    reps, horizon = int(rows["replications"].iloc[0]), float(rows["horizon"].iloc[0])
+    warm = f" after a warm-up of {float(rows['warmup'].iloc[0]):g}" if "warmup" in rows else ""
+    return f"; {reps} paired replications of {horizon:g} time units{warm}"
+
+
+_PAIRING = (
+    "Paired comparison: on each instance every policy runs on the same random numbers "
+    "(common random numbers), each replication starts from the stationary law of optimal "
+    "Bernoulli routing, and the simulated Bernoulli cost is the control variate of every "
+    "ratio; error bars are 95% confidence intervals of the ratio."
+)
+
+
 @styled
 def fig8_policies_vs_size(rows: pd.DataFrame) -> tuple[Figure, str]:
-    """Relative cost of each routing policy against C on the random instances.
+    """Paired ratio of each dynamic policy to the exact Bernoulli cost, against C.
 
-    ``rows`` has columns ``n_classes, instance, policy, relative, relative_ci95`` (cost of
-    the policy divided by the exact optimal Bernoulli cost). Lines: the median over the
-    instances of each C; band: the range (min..max) over the instances; error bars: the
-    largest 95% half-width among the instances of that C.
+    ``rows`` (:func:`~queue_routing.multiskill.experiments.policy_comparison_rows`) has
+    columns ``n_classes, instance, policy, ratio, ratio_ci95, best``. One panel per dynamic
+    policy; a dot per instance with its 95% interval (spread around its C), filled where the
+    policy is the instance's Holm-separated best; the line is the median over the instances.
     """
-    _require(rows, ["n_classes", "instance", "policy", "relative", "relative_ci95"], "rows")
-    fig, ax = new_figure(figsize=(8.0, 4.6))
-    ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
-    policies = list(dict.fromkeys(rows["policy"]))
+    _require(rows, ["n_classes", "instance", "policy", "ratio", "ratio_ci95", "best"], "rows")
+    policies = [p for p in dict.fromkeys(rows["policy"]) if p != "bernoulli"]
+    ncols = 2 if len(policies) > 1 else 1
+    nrows = -(-len(policies) // ncols)
+    fig, axes = new_figure(
+        nrows, ncols, figsize=(8.0, 2.6 * nrows + 0.6), sharex=True, sharey=True, squeeze=False
+    )
     sizes = np.unique(rows["n_classes"].to_numpy())
     step = float(np.min(np.diff(sizes))) if sizes.size > 1 else 1.0
-    for k, policy in enumerate(policies):
-        sel = rows[rows["policy"] == policy]
-        g = sel.groupby("n_classes")
-        cs = np.array(sorted(g.groups))
-        med = g["relative"].median().reindex(cs).to_numpy()
-        lo = g["relative"].min().reindex(cs).to_numpy()
-        hi = g["relative"].max().reindex(cs).to_numpy()
-        ci = g["relative_ci95"].max().reindex(cs).to_numpy()
-        label, color, marker = _policy_label(policy)
-        ax.fill_between(cs, lo, hi, color=color, alpha=0.12, lw=0)
-        shift = (k - (len(policies) - 1) / 2) * 0.06 * step  # keep error bars apart
-        ax.errorbar(
-            cs + shift,
-            med,
-            yerr=ci,
-            color=color,
-            marker=marker,
-            ms=4,
-            lw=1.4,
-            capsize=2,
-            label=label,
-        )
-    ax.set_xlabel("number of classes C")
-    ax.set_ylabel("mean holding cost / optimal Bernoulli cost")
-    ax.set_title("Dynamic routing vs optimal Bernoulli routing (random instances)", loc="left")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, fontsize=8)
     n_inst = int(rows.groupby("n_classes")["instance"].nunique().max())
-    reps = int(rows["replications"].iloc[0]) if "replications" in rows else None
-    horizon = float(rows["horizon"].iloc[0]) if "horizon" in rows else None
+    for ax, policy in zip(axes.ravel(), policies, strict=False):
+        sel = rows[rows["policy"] == policy].sort_values(["n_classes", "instance"])
+        label, color, marker = _policy_label(policy)
+        ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
+        rank = sel.groupby("n_classes").cumcount().to_numpy()
+        x = sel["n_classes"].to_numpy(float) + (rank - (n_inst - 1) / 2) * 0.6 * step / n_inst
+        y = sel["ratio"].to_numpy(float)
+        ci = sel["ratio_ci95"].to_numpy(float)
+        best = (sel["best"] == policy).to_numpy()
+        ax.errorbar(x, y, yerr=ci, fmt="none", ecolor=color, elinewidth=0.8, alpha=0.7)
+        ax.plot(x[best], y[best], ls="none", marker=marker, ms=3.5, color=color)
+        ax.plot(
+            x[~best], y[~best], ls="none", marker=marker, ms=3.5, mfc="white", mec=color, mew=0.8
+        )
+        med = sel.groupby("n_classes")["ratio"].median()
+        ax.plot(med.index, med.to_numpy(), color=color, lw=1.2, alpha=0.8)
+        wins = int(best.sum())
+        ax.set_title(f"{label}: separated best on {wins} of {len(sel)}", loc="left", fontsize=9)
+    for ax in axes.ravel()[len(policies) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("number of classes C")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("cost / optimal Bernoulli cost")
+    handles = [
+        Line2D([], [], ls="none", marker="o", color="black", ms=4, label="separated best"),
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="o",
+            mfc="white",
+            mec="black",
+            ms=4,
+            label="not the separated best",
+        ),
+        Line2D([], [], color="black", lw=1.2, label="median over the instances"),
+    ]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, frameon=False, fontsize=8)
     caption = (
         "Beyond " + PAPER + " (their Sec. 7 names JSQ-type policies as future work): mean "
-        "holding cost rate of each routing policy on the random stable instances of Fig. 7, "
-        "relative to the exact optimal Bernoulli cost Σ c_j ρ_j/(1−ρ_j), by exact simulation of "
-        "the PS system with exponential job sizes (class i may use server i or server 0). "
-        f"Lines: median over the {n_inst} instances per C; band: their range; error bars: the "
-        "largest 95% confidence half-width among them"
-        + (f" ({reps} replications of {horizon:g} time units each)" if reps else "")
-        + ". The simulated Bernoulli curve checks the simulator against the formula."
+        "holding cost rate of each dynamic routing policy on the random stable instances of "
+        "Fig. 7, relative to the exact optimal Bernoulli cost Σ c_j ρ_j/(1−ρ_j), by exact "
+        "simulation of the PS system with exponential job sizes (class i may use server i or "
+        f"server 0): a dot per instance, {n_inst} per C"
+        + _budget(rows)
+        + ". "
+        + _PAIRING
+        + " Filled: the policy is the instance's best, separated from every other policy "
+        "(Bernoulli included) by one-sided paired tests with Holm's correction at family-wise "
+        "level 0.05; hollow: it is not (another policy is, or none is separated)."
     )
     return fig, caption
 
 
 @styled
 def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
-    """Relative cost of each routing policy on Table 1 against a load scaling factor.
+    """Paired ratio of each dynamic policy to the exact Bernoulli cost on Table 1 against a
+    load scaling factor.
 
-    ``rows`` has columns ``load_factor, policy, relative, relative_ci95``; the bands are the
-    95% confidence intervals.
+    ``rows`` has columns ``load_factor, policy, ratio, ratio_ci95, best``: dots with their
+    95% intervals, side by side at each factor; the Holm-separated best of each factor (or
+    "n.s.") is written above it.
     """
-    _require(rows, ["load_factor", "policy", "relative", "relative_ci95"], "rows")
+    _require(rows, ["load_factor", "policy", "ratio", "ratio_ci95", "best"], "rows")
     fig, ax = new_figure(figsize=(8.0, 4.6))
     ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
-    for policy in dict.fromkeys(rows["policy"]):
+    policies = [p for p in dict.fromkeys(rows["policy"]) if p != "bernoulli"]
+    factors = np.unique(rows["load_factor"].to_numpy(float))
+    step = float(np.min(np.diff(factors))) if factors.size > 1 else 0.1
+    for k, policy in enumerate(policies):
         sel = rows[rows["policy"] == policy].sort_values("load_factor")
         f = sel["load_factor"].to_numpy(float)
-        y = sel["relative"].to_numpy(float)
-        ci = sel["relative_ci95"].to_numpy(float)
+        shift = (k - (len(policies) - 1) / 2) * 0.6 * step / len(policies)
         label, color, marker = _policy_label(policy)
-        ax.fill_between(f, y - ci, y + ci, color=color, alpha=0.18, lw=0)
-        ax.plot(f, y, color=color, marker=marker, ms=4, lw=1.4, label=label)
+        ax.errorbar(
+            f + shift,
+            sel["ratio"].to_numpy(float),
+            yerr=sel["ratio_ci95"].to_numpy(float),
+            ls="none",
+            marker=marker,
+            ms=4,
+            color=color,
+            capsize=2,
+            label=label,
+        )
+    verdicts = rows.drop_duplicates("load_factor").sort_values("load_factor")
+    for f, best in zip(verdicts["load_factor"], verdicts["best"], strict=True):
+        text = "n.s." if best == _NOT_SEPARATED else _POLICY_SHORT.get(best, best)
+        ax.annotate(
+            text,
+            (f, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_xticks(factors)
     ax.set_xlabel("load scaling factor s (intensities s·η of Table 1)")
     ax.set_ylabel("mean holding cost / optimal Bernoulli cost")
-    ax.set_title("Dynamic routing vs optimal Bernoulli routing (Table 1)", loc="left")
+    ax.set_title("Dynamic routing vs optimal Bernoulli routing (Table 1)", loc="left", pad=16)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=True, fontsize=8)
-    reps = int(rows["replications"].iloc[0]) if "replications" in rows else None
-    horizon = float(rows["horizon"].iloc[0]) if "horizon" in rows else None
     caption = (
         "Beyond " + PAPER + ": the Table 1 instance (Sec. 6.3) with every class intensity "
-        "scaled by s; mean holding cost rate of each routing policy relative to the exact "
-        "optimal Bernoulli cost at the same s, by exact simulation (exponential job sizes, "
-        "PS servers). Bands: 95% confidence intervals"
-        + (f" ({reps} replications of {horizon:g} time units)" if reps else "")
-        + "."
+        "scaled by s; mean holding cost rate of each dynamic routing policy relative to the "
+        "exact optimal Bernoulli cost at the same s, by exact simulation (exponential job "
+        "sizes, PS servers" + _budget(rows) + "). " + _PAIRING + " Above each s: the policy "
+        "separated from every other (Bernoulli included) by one-sided paired tests with "
+        "Holm's correction at family-wise level 0.05, or n.s. (not separated)."
     )
     return fig, caption
