@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import stats
+
+from .stats import t_cdf, t_quantile
 
 __all__ = [
     "PairedEstimate",
@@ -107,7 +108,7 @@ class PairedEstimate:
         gap = abs(self.estimate - null)
         if self.standard_error == 0.0:
             return 0.0 if gap > 0 else 1.0
-        return float(2.0 * stats.t.sf(gap / self.standard_error, self.df))
+        return float(2.0 * t_cdf(-gap / self.standard_error, self.df))
 
 
 def _samples(name: str, values, minimum: int) -> np.ndarray:
@@ -122,7 +123,7 @@ def _samples(name: str, values, minimum: int) -> np.ndarray:
 def _make(estimate: float, se: float, df: int, r: int) -> PairedEstimate:
     return PairedEstimate(
         estimate=float(estimate),
-        ci95=float(stats.t.ppf(0.975, df) * se),
+        ci95=float(t_quantile(0.975, df) * se),
         standard_error=float(se),
         df=int(df),
         replications=int(r),
@@ -269,7 +270,7 @@ def _p_lower(e: PairedEstimate) -> float:
     """One-sided p-value of ``E >= 0`` against ``E < 0``: ``P(T_df <= estimate / se)``."""
     if e.standard_error == 0.0:
         return 0.0 if e.estimate < 0 else 1.0
-    return float(stats.t.cdf(e.estimate / e.standard_error, e.df))
+    return float(t_cdf(e.estimate / e.standard_error, e.df))
 
 
 def select_best(

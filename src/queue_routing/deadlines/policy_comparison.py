@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ..errors import AccuracyError
 from ..paired import (
@@ -32,6 +31,7 @@ from ..paired import (
     pairwise_differences,
     select_best,
 )
+from ..stats import t_quantile
 from .indices import MAX_UPTO
 from .model import Instance, _show
 from .policies import (
@@ -102,7 +102,7 @@ def ratio_of_means(samples, baseline) -> PairedEstimate:
     se = float(e.std(ddof=1)) / math.sqrt(r)
     return PairedEstimate(
         estimate=ratio,
-        ci95=float(stats.t.ppf(0.975, r - 1) * se),
+        ci95=float(t_quantile(0.975, r - 1) * se),
         standard_error=se,
         df=r - 1,
         replications=r,

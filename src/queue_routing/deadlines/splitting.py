@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .miss import f, f_prime
 from .model import Instance
@@ -32,6 +31,14 @@ from .model import Instance
 __all__ = ["BernoulliSplit", "ConvexityWarning", "optimal_split"]
 
 _GRID = 41
+
+
+def _brentq(*args, **kwargs):
+    """:func:`scipy.optimize.brentq`, imported on first use (scipy.optimize costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.optimize import brentq
+
+    return brentq(*args, **kwargs)
 
 
 class ConvexityWarning(UserWarning):
@@ -176,7 +183,7 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
             return 0.0
         if alpha >= dcap[k]:
             return float(caps[k])
-        return brentq(
+        return _brentq(
             lambda x: f_prime(x, ms[k], mus[k], dl) - alpha,
             0.0,
             float(caps[k]),
@@ -209,7 +216,7 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         if excess(lo) >= 0.0 or not hi > lo:  # lam > 0: at min f'(0) every rate is 0
             alpha = lo if excess(lo) >= 0.0 else hi
         else:
-            s = brentq(
+            s = _brentq(
                 lambda u: excess(math.exp(u)), math.log(lo), math.log(hi), xtol=1e-14, rtol=1e-15
             )
             alpha = min(max(math.exp(s), lo), hi)

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 from .exact import solve_exact, solve_exact_batch
 from .model import Instance, holding_cost, stability_margin
@@ -84,6 +83,14 @@ FIG5_COST = np.array([3.0, 1.0, 2.0])
 FIG5_ETA1_VALUES = np.linspace(0.005, 1.995, 200)
 #: Fig. 5: range of eta_2 scanned for switching points.
 FIG5_ETA2_RANGE = (0.001, 2.0)
+
+
+def _brentq(*args, **kwargs):
+    """:func:`scipy.optimize.brentq`, imported on first use (scipy.optimize costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.optimize import brentq
+
+    return brentq(*args, **kwargs)
 
 
 # -- no sharing ----------------------------------------------------------------------------
@@ -378,7 +385,7 @@ def switching_point(
         if sign[k] == 0.0:
             continue
         if prev >= 0 and sign[prev] != sign[k]:
-            roots.append(brentq(f, x[prev], x[k], xtol=xtol, rtol=4 * np.finfo(float).eps))
+            roots.append(_brentq(f, x[prev], x[k], xtol=xtol, rtol=4 * np.finfo(float).eps))
         prev = k
     return np.array(sorted(roots))
 

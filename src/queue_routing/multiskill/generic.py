@@ -33,7 +33,6 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from .model import BOTH, DEDICATED, SHARED, Instance, Partition
 from .result import Solution, kkt_residual
@@ -56,6 +55,14 @@ _CVXPY_DEFAULTS = {
     "tol_feas": 3e-9,
     "tol_ktratio": 3e-7,
 }
+
+
+def _minimize(*args, **kwargs):
+    """:func:`scipy.optimize.minimize`, imported on first use (scipy.optimize costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.optimize import minimize
+
+    return minimize(*args, **kwargs)
 
 
 def feasible_start(mu: np.ndarray, eta: np.ndarray) -> np.ndarray:
@@ -193,7 +200,7 @@ def _solve_scipy(p0, mu, cost, eta, method, ftol, gtol, maxiter, extension, scal
                 f, g = _objective(x / s, mu, cost, eta, ext, scale)
                 return f, g / s
 
-            res = minimize(
+            res = _minimize(
                 fun,
                 p * s,
                 jac=True,

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 from ..progress import Progress
 from ..seeding import rng_for
@@ -63,6 +62,14 @@ log = logging.getLogger(__name__)
 FLUID_KEY = "serverpools-fluid"
 STOCHASTIC_KEY = "stochastic"
 COVARIANCE_KEY = "covariance"
+
+
+def _brentq(*args, **kwargs):
+    """:func:`scipy.optimize.brentq`, imported on first use (scipy.optimize costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.optimize import brentq
+
+    return brentq(*args, **kwargs)
 
 
 # -- 1. instability search -------------------------------------------------------------------
@@ -362,7 +369,7 @@ def boundary_crossings(
             if b == 0 and k + 2 < len(theta):  # counted at the next bracket
                 continue
             root = (
-                brentq(f, theta[k], theta[k + 1], xtol=xtol)
+                _brentq(f, theta[k], theta[k + 1], xtol=xtol)
                 if a * b < 0
                 else (theta[k] if a == 0 else theta[k + 1])
             )

@@ -55,8 +55,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_array
 
 from .errors import (
     DisconnectedError,
@@ -88,6 +86,22 @@ __all__ = [
 
 _JSON_KEYS = ("arrival_rates", "pool_sizes", "activities")
 _ACTIVITY_KEYS = ("class", "pool", "rate")
+
+
+def _linprog(*args, **kwargs):
+    """:func:`scipy.optimize.linprog`, imported on first use (scipy.optimize costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.optimize import linprog
+
+    return linprog(*args, **kwargs)
+
+
+def _csr_array(*args, **kwargs):
+    """:func:`scipy.sparse.csr_array`, imported on first use (scipy.sparse costs a large part of
+    a pipeline job's start-up when imported with the package)."""
+    from scipy.sparse import csr_array
+
+    return csr_array(*args, **kwargs)
 
 
 # -- validation helpers -------------------------------------------------------------------
@@ -691,9 +705,9 @@ def _scaled_lp(system: ServerPoolSystem) -> _ScaledLP:
     k = keep.size
     g = np.exp(log_g[keep])
     cols = np.arange(k)
-    a_eq = csr_array((g, (acts[keep, 0], cols)), shape=(n_i, k + 1))
+    a_eq = _csr_array((g, (acts[keep, 0], cols)), shape=(n_i, k + 1))
     entries = np.exp(np.maximum(log_entry[keep], np.log(1.01e-9)))
-    a_ub = csr_array(
+    a_ub = _csr_array(
         (
             np.concatenate([entries, -np.ones(n_j)]),
             (
@@ -716,7 +730,7 @@ def _run_lp(lp: _ScaledLP, c: np.ndarray, t_max: float | None = None):
     k = lp.cols.size
     bounds = [(0.0, None)] * k + [(None, t_max)]
     for options in (_HIGHS_OPTIONS, {}):
-        res = linprog(
+        res = _linprog(
             c,
             A_ub=lp.a_ub,
             b_ub=np.zeros(lp.n_pools),
