@@ -44,6 +44,10 @@ PARAMETERS = [
     "λ = 3.5",
     "constant deadline 1.5",
     "λ = 0.9 of capacity",  # Part B's large systems
+    "95% half-width",  # the confidence level of Part A's budget comparison
+    # Part A's median ratio half-width of the previous pipeline (independent streams, plain
+    # means), the "before" of the budget comparison: not computable from the current tables
+    "pairs was 0.0081",
 ]
 
 #: Numbers that need a marker: thousands-separated, decimal, percentage.
