@@ -25,7 +25,7 @@ import os
 import pickle
 import tempfile
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ __all__ = [
     "PNG_DPI",
     "STYLE",
     "caption_rst",
+    "label_above",
     "lighten",
     "new_figure",
     "save_caption",
@@ -138,6 +139,23 @@ def new_figure(
     subplot_kw.setdefault("squeeze", True)
     axes = fig.subplots(nrows, ncols, **subplot_kw)
     return fig, axes
+
+
+def label_above(ax, xs: Sequence[float], texts: Sequence[str], *, fontsize: float = 8.0) -> None:
+    """Write ``texts[k]`` just above the top of ``ax`` at the data abscissa ``xs[k]`` (one
+    short label per x, e.g. the verdict of a comparison made there); give the title room with
+    ``ax.set_title(..., pad=16)``."""
+    for x, text in zip(xs, texts, strict=True):
+        ax.annotate(
+            text,
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=fontsize,
+        )
 
 
 def lighten(color: str, amount: float = 0.5) -> tuple[float, float, float]:

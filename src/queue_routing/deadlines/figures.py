@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..plotting import PALETTE, new_figure, require_columns, styled
+from ..plotting import PALETTE, label_above, new_figure, require_columns, styled
 from .experiments import HEURISTICS, POLICY_LABELS
 
 __all__ = [
@@ -226,17 +226,11 @@ def large_figure(df: pd.DataFrame) -> tuple[Figure, str]:
             label=f"{pol} (truncated table)" if cut.any() else None,
         )  # fmt: skip
     verdicts = df.drop_duplicates("clusters").sort_values("clusters")
-    for n, best in zip(verdicts["clusters"], verdicts["best"], strict=True):
-        ax.annotate(
-            "n.s." if best == "not separated" else f"best: {best}",
-            (n, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(0, 3),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
+    label_above(
+        ax,
+        verdicts["clusters"].tolist(),
+        ["n.s." if b == "not separated" else f"best: {b}" for b in verdicts["best"]],
+    )
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     ax.set_xticks(sizes, [str(int(s)) for s in sizes])
     ax.set_xlabel("number of clusters n")

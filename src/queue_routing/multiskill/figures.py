@@ -26,7 +26,15 @@ from matplotlib.patches import Circle, FancyArrowPatch, Patch
 from matplotlib.path import Path as MplPath
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import GREY, PALETTE, lighten, new_figure, require_columns, styled
+from ..plotting import (
+    GREY,
+    PALETTE,
+    label_above,
+    lighten,
+    new_figure,
+    require_columns,
+    styled,
+)
 from .instances import TABLE1
 
 __all__ = [
@@ -1053,18 +1061,11 @@ def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
             label=label,
         )
     verdicts = rows.drop_duplicates("load_factor").sort_values("load_factor")
-    for f, best in zip(verdicts["load_factor"], verdicts["best"], strict=True):
-        text = "n.s." if best == _NOT_SEPARATED else _POLICY_SHORT.get(best, best)
-        ax.annotate(
-            text,
-            (f, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(0, 3),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
+    label_above(
+        ax,
+        verdicts["load_factor"].tolist(),
+        ["n.s." if b == _NOT_SEPARATED else _POLICY_SHORT.get(b, b) for b in verdicts["best"]],
+    )
     ax.set_xticks(factors)
     ax.set_xlabel("load scaling factor s (intensities s·η of Table 1)")
     ax.set_ylabel("mean holding cost / optimal Bernoulli cost")
