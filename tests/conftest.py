@@ -1,10 +1,12 @@
 """Fixtures shared across test modules."""
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -54,27 +56,70 @@ def _code_state() -> str | None:
     return digest.hexdigest()
 
 
+#: Tests that need the smoke run (its fixture, or a pipeline run of their own next to it) run
+#: in one group, on one pytest-xdist worker, so the run is made once and its 2 cores do not
+#: compete with a second pipeline run; every other module is a group of its own (its
+#: module-scoped fixtures are computed once).
+SMOKE_GROUP = "smoke-pipeline"
+PIPELINE_MODULES = {
+    "test_resume.py",
+    "test_pipeline_rerun.py",
+    "test_pipeline.py",
+    "test_cluster.py",  # the SLURM run; restarting the cluster must not overlap with it
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Group the tests for ``--dist loadgroup`` (pytest-xdist; ``addopts`` in pyproject.toml):
+    :data:`SMOKE_GROUP` for the pipeline tests, the module's path for the others."""
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        smoke = "smoke_run" in getattr(item, "fixturenames", ()) or (
+            Path(module).name in PIPELINE_MODULES
+        )
+        item.add_marker(pytest.mark.xdist_group(SMOKE_GROUP if smoke else module))
+
+
+@contextmanager
+def _locked(path: Path):
+    """An exclusive lock on ``path`` (created if missing), held for the ``with`` block: makes
+    concurrent pytest-xdist workers (or sessions) wait for one another's smoke run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory):
     """One uninterrupted local run of the smoke config, the reference of the pipeline tests.
 
     With ``QUEUE_ROUTING_SMOKE_DIR`` set, the run is made in that directory and reused by a
-    later session while the pipeline code (:data:`PIPELINE_PATHS`) is unchanged."""
+    later session while the pipeline code (:data:`PIPELINE_PATHS`) is unchanged. Otherwise it
+    is made once per session, in the temporary directory the session's pytest-xdist workers
+    share."""
     kept, state = os.environ.get(SMOKE_DIR_VARIABLE), _code_state()
-    stamp = Path(kept) / ".smoke-run-of" if kept else None
-    if stamp is not None and state is not None and stamp.is_file():
-        if stamp.read_text() == state:
-            print(f"local smoke run: reusing {kept} (same code)")
-            return Path(kept)
     if kept:
-        shutil.rmtree(kept, ignore_errors=True)
         workdir = Path(kept)
-        workdir.mkdir(parents=True)
     else:
-        workdir = tmp_path_factory.mktemp("smoke")
-    start = time.perf_counter()
-    run_snakemake(workdir, "--configfile", str(SMOKE))
-    print(f"local smoke run: {time.perf_counter() - start:.0f} s wall time (2 cores)")
-    if stamp is not None and state is not None:
-        stamp.write_text(state)
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        workdir = shared / "smoke-run"
+        state = f"{state}:{os.environ.get('PYTEST_XDIST_TESTRUNUID', 'serial')}"
+    stamp = workdir / ".smoke-run-of"
+    with _locked(workdir.with_name(workdir.name + ".lock")):
+        if state is not None and stamp.is_file() and stamp.read_text() == state:
+            print(f"local smoke run: reusing {workdir} (same code)")
+            return workdir
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True)
+        start = time.perf_counter()
+        run_snakemake(workdir, "--configfile", str(SMOKE))
+        print(f"local smoke run: {time.perf_counter() - start:.0f} s wall time (2 cores)")
+        if state is not None:
+            stamp.write_text(state)
     return workdir

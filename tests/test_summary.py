@@ -345,6 +345,13 @@ def test_multiskill_summary_simulation():
     assert v["A.simulation.widest_ci.C"] == "20"
 
 
+def test_summary_knows_part_a_policies():
+    # summary.py names them without importing the (compiled) simulator
+    from queue_routing.multiskill.simulation import POLICIES
+
+    assert summary.POLICIES_A == POLICIES
+
+
 def test_multiskill_summary_load_sweep():
     v = summary.multiskill_summary(_multiskill_tables())
     assert (v["A.load_sweep.pi.s0.5.relative"], v["A.load_sweep.pi.s0.5.ci95"]) == (

@@ -291,14 +291,19 @@ def _multiskill_iterations(stats: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+#: Part A's routing policies (``queue_routing.multiskill.simulation.POLICIES``).
+POLICIES_A = ("bernoulli", "jsq", "led", "io", "pi")
+
+
 def _multiskill_simulation(rows: pd.DataFrame) -> dict[str, str]:
     """Paired policy comparisons on the random instances (policies.csv): ratios to the exact
     optimal Bernoulli cost (control-variate estimates with 95% half-widths).
 
     Per C: the leading dynamic policy of each instance (smallest ratio among the policies
     other than ``bernoulli``): median, range and largest CI half-width of its ratio, the
-    median saving 1 − median (%); how often each policy is the Holm-separated best
-    (``best_count.<policy>``) and how many instances are not separated. Over all instances:
+    median saving 1 − median (%); how often each policy of :data:`POLICIES_A` is the
+    Holm-separated best (``best_count.<policy>``; ``not simulated`` for a policy absent from
+    the rows) and how many instances are not separated. Over all instances:
     how often the simulated (plain) Bernoulli cost lies within its 95% interval of the exact
     one (count and %), the largest load of optimal Bernoulli routing, the median and the
     widest CI half-width of a dynamic policy's ratio (the widest with its policy and C).
@@ -333,9 +338,11 @@ def _multiskill_simulation(rows: pd.DataFrame) -> dict[str, str]:
         out[f"{p}.best.ci95_max"] = fixed(g["ratio_ci95"].max(), 2)
         out[f"{p}.best.saving_pct"] = fixed(100.0 * (1.0 - median), 0)
         best = verdicts.loc[verdicts["n_classes"] == n, "best"]
-        for policy in sorted(rows["policy"].unique()):
-            out[f"{p}.best_count.{policy}"] = integer((best == policy).sum())
-        out[f"{p}.not_separated"] = integer((~best.isin(rows["policy"].unique())).sum())
+        simulated = set(rows["policy"])
+        for policy in POLICIES_A:
+            count = integer((best == policy).sum())
+            out[f"{p}.best_count.{policy}"] = count if policy in simulated else "not simulated"
+        out[f"{p}.not_separated"] = integer((~best.isin(simulated)).sum())
     out["A.simulation.instances"] = integer(len(verdicts))
     bern = rows[rows["policy"] == "bernoulli"]
     if len(bern):

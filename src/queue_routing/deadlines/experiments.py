@@ -284,14 +284,14 @@ def large_system(
     on the same jobs in replication ``r`` (common random numbers,
     ``docs/deadlines.md#common-random-numbers``); ``cost_rate`` and ``ci95`` are the plain
     mean cost per unit time and its 95% half-width; ``ratio`` and ``ratio_ci95`` the paired
-    ratio of means to PI with its delta-method 95% half-width (``docs/deadlines.md#paired-
-    policy-comparisons``); ``rank`` (1 = cheapest) and ``best`` (the policy separated from
-    every other by one-sided paired tests with Holm's correction at family-wise level
-    ``alpha``, or ``"not separated"``); ``leader_p`` the Holm-adjusted p-value of "the leader
-    is not cheaper than this policy". Index tables cover ``x = 0..table_size``; a nonzero
-    ``table_bound`` counts the measured arrivals whose decision the end of the policy's table
-    may have changed: the row is then the cost of the truncated policy (logged as a warning,
-    and marked in the table and the figure).
+    ratio of means to PI with its delta-method 95% half-width
+    (``docs/deadlines.md#paired-policy-comparisons``); ``rank`` (1 = cheapest) and ``best``
+    (the policy separated from every other by one-sided paired tests with Holm's correction
+    at family-wise level ``alpha``, or ``"not separated"``); ``leader_p`` the Holm-adjusted
+    p-value of "the leader is not cheaper than this policy". Index tables cover ``x =
+    0..table_size``; a nonzero ``table_bound`` counts the measured arrivals whose decision the
+    end of the policy's table may have changed: the row is then the cost of the truncated
+    policy (logged as a warning, and marked in the table and the figure).
     """
     from .policy_comparison import compare_policies
 
