@@ -56,17 +56,14 @@ def _code_state() -> str | None:
     return digest.hexdigest()
 
 
-#: Tests that need the smoke run (its fixture, or a pipeline run of their own next to it) run
-#: in one group, on one pytest-xdist worker, so the run is made once and its 2 cores do not
-#: compete with a second pipeline run; every other module is a group of its own (its
-#: module-scoped fixtures are computed once).
+#: Tests that need the smoke run (its fixture) run in one group, on one pytest-xdist worker,
+#: so the run is made once and the group's further pipeline runs (the resume tests) do not
+#: overlap; every other module is a group of its own (its module-scoped fixtures are computed
+#: once), so the two workers are about equally busy.
 SMOKE_GROUP = "smoke-pipeline"
-PIPELINE_MODULES = {
-    "test_resume.py",
-    "test_pipeline_rerun.py",
-    "test_pipeline.py",
-    "test_cluster.py",  # the SLURM run; restarting the cluster must not overlap with it
-}
+#: Modules that join the group whatever their fixtures: the SLURM tests (restarting the
+#: cluster must not overlap with the SLURM run).
+PIPELINE_MODULES = {"test_cluster.py"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
