@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from .model import Instance
 
 __all__ = [
     "HEURISTICS",
+    "LARGE_REPLICATION_COLUMNS",
     "POLICY_LABELS",
     "SWEEPS",
     "base_instance",
@@ -43,6 +44,8 @@ __all__ = [
     "index_functions",
     "large_instance",
     "large_system",
+    "large_system_from_replications",
+    "large_system_replications",
     "two_cluster_sweep",
 ]
 
@@ -280,8 +283,8 @@ def large_system(
 ) -> pd.DataFrame:
     """Paired comparison of BS, IO, PI and RB on ``instance``, one row per policy.
 
-    One :func:`~queue_routing.deadlines.policy_comparison.compare_policies` run: every policy
-    on the same jobs in replication ``r`` (common random numbers,
+    One :func:`~queue_routing.deadlines.policy_comparison.compare_policies` comparison: every
+    policy on the same jobs in replication ``r`` (common random numbers,
     ``docs/deadlines.md#common-random-numbers``); ``cost_rate`` and ``ci95`` are the plain
     mean cost per unit time and its 95% half-width; ``ratio`` and ``ratio_ci95`` the paired
     ratio of means to PI with its delta-method 95% half-width
@@ -292,11 +295,151 @@ def large_system(
     0..table_size``; a nonzero ``table_bound`` counts the measured arrivals whose decision the
     end of the policy's table may have changed: the row is then the cost of the truncated
     policy (logged as a warning, and marked in the table and the figure).
-    """
-    from .policy_comparison import compare_policies
 
+    The same as :func:`large_system_from_replications` of :func:`large_system_replications`
+    over ``range(replications)``, which is how the pipeline computes it in chunks.
+    """
+    reps = large_system_replications(
+        instance,
+        table_size=table_size,
+        horizon=horizon,
+        warmup=warmup,
+        replications=range(int(replications)),
+        seed=seed,
+        keys=keys,
+    )
+    return large_system_from_replications(
+        instance,
+        reps,
+        table_size=table_size,
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=keys,
+        alpha=alpha,
+    )
+
+
+#: Columns of :func:`large_system_replications`.
+LARGE_REPLICATION_COLUMNS = [
+    "clusters",
+    "policy",
+    "replication",
+    "cost_rate",
+    "rejection_rate",
+    "miss_rate",
+    "table_bound",
+    "events",
+]
+
+
+def large_system_replications(
+    instance: Instance,
+    *,
+    table_size: int,
+    horizon: float,
+    warmup: float,
+    replications: Iterable[int],
+    seed: int,
+    keys: tuple = (),
+) -> pd.DataFrame:
+    """One chunk of :func:`large_system`: replications ``replications`` (indices, e.g.
+    ``range(10, 20)``) of BS, IO, PI and RB, one row per (policy, replication).
+
+    Each replication runs on the streams ``(seed, keys, r)`` of the unsplit comparison, with
+    the same index tables (built on the optimal split, as
+    :func:`~queue_routing.deadlines.policy_comparison.compare_policies` builds them), so the
+    rows of any split, reassembled, are those of the whole study. The paired statistics need
+    every replication of the instance together; they are computed afterwards by
+    :func:`large_system_from_replications`.
+
+    Columns (:data:`LARGE_REPLICATION_COLUMNS`): ``clusters, policy`` (``bs``, ``io``,
+    ``pi``, ``rb``), ``replication``, ``cost_rate``, ``rejection_rate``, ``miss_rate`` (per
+    unit time), ``table_bound`` (measured arrivals decided by the end of the index table),
+    ``events`` (arrivals plus departures, warm-up included).
+    """
+    from .policy_comparison import BASELINE
+
+    indices = list(replications)
     progress = Progress(
-        len(HEURISTICS) * int(replications), f"n={instance.n_clusters} clusters", logger=log
+        len(HEURISTICS) * len(indices), f"n={instance.n_clusters} clusters", logger=log
+    )
+    split = splitting.optimal_split(instance)  # as compare_policies: BS's split, PI's base
+    rows = []
+    for p in (BASELINE, *[q for q in HEURISTICS if q != BASELINE]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IndexabilityWarning)  # reported in its column
+            given = (
+                {"split": split}
+                if p == "bs"
+                else {"table": policies.index_table(instance, p, table_size, split=split)}
+            )
+            block = policies.simulate_policy_replications(
+                instance,
+                p,
+                indices,
+                horizon=horizon,
+                warmup=warmup,
+                seed=seed,
+                keys=tuple(keys),
+                table_size=table_size,
+                progress=progress,
+                **given,
+            )
+        for k, r in enumerate(block.indices):
+            rows.append(
+                {
+                    "clusters": instance.n_clusters,
+                    "policy": p,
+                    "replication": r,
+                    "cost_rate": float(block.costs[k]),
+                    "rejection_rate": float(block.rejection_rates[k]),
+                    "miss_rate": float(block.miss_rates[k]),
+                    "table_bound": int(block.table_bound_per_replication[k]),
+                    "events": int(block.events_per_replication[k]),
+                }
+            )
+    return pd.DataFrame(rows, columns=LARGE_REPLICATION_COLUMNS)
+
+
+def large_system_from_replications(
+    instance: Instance,
+    replications: pd.DataFrame,
+    *,
+    table_size: int,
+    horizon: float,
+    warmup: float,
+    seed: int,
+    keys: tuple = (),
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """:func:`large_system`'s rows from the rows of :func:`large_system_replications` of every
+    chunk (any order, any split; each policy needs replications ``0..R-1``), bit for bit."""
+    from .policy_comparison import paired_comparison
+
+    samples, rejection, miss, bound = {}, {}, {}, {}
+    for p in HEURISTICS:
+        g = replications[replications["policy"] == p].sort_values("replication", kind="stable")
+        reps = g["replication"].to_numpy()
+        if len(reps) == 0 or not np.array_equal(reps, np.arange(len(reps))):
+            raise ValueError(
+                f"n={instance.n_clusters}, {p}: replications {reps.tolist()[:5]}... are not "
+                "0..R-1 (a chunk is missing or repeated)"
+            )
+        samples[p] = np.ascontiguousarray(g["cost_rate"].to_numpy(dtype=float))
+        rejection[p] = np.ascontiguousarray(g["rejection_rate"].to_numpy(dtype=float))
+        miss[p] = np.ascontiguousarray(g["miss_rate"].to_numpy(dtype=float))
+        bound[p] = int(g["table_bound"].sum())
+    res = paired_comparison(
+        samples,
+        HEURISTICS,
+        alpha=alpha,
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=tuple(keys),
+        table_size=table_size,
+        table_bound=bound,
     )
     indexable = {}
     for p in HEURISTICS:
@@ -306,25 +449,9 @@ def large_system(
                 indexable[p] = policies.index_table(instance, p, table_size).indexable
         else:
             indexable[p] = True
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IndexabilityWarning)  # reported in its column
-        res = compare_policies(
-            instance,
-            HEURISTICS,
-            horizon=horizon,
-            warmup=warmup,
-            replications=replications,
-            seed=seed,
-            keys=tuple(keys),
-            table_size=table_size,
-            alpha=alpha,
-            progress=progress,
-            on_table_bound="report",
-        )
     leader = res.ranking[0]
     rows = []
     for p, e in res.policies.items():
-        sim = res.simulations[p]
         if res.table_bound[p]:
             log.warning(
                 "n=%d, %s: the end of the index table (x <= %d) may have decided %d measured "
@@ -345,8 +472,8 @@ def large_system(
                 "rank": res.ranking.index(p) + 1,
                 "best": POLICY_LABELS[res.best] if res.best else "not separated",
                 "leader_p": np.nan if p == leader else res.selection.adjusted_p_values[leader, p],
-                "rejection_rate": float(sim.rejection_rate),
-                "miss_rate": float(sim.miss_rate),
+                "rejection_rate": float(rejection[p].mean()),
+                "miss_rate": float(miss[p].mean()),
                 "indexable": bool(indexable[p]),
                 "arrival_rate": float(instance.arrival_rate),
                 "capacity": float(instance.capacity),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +51,7 @@ from .markov import (
 )
 from .miss import f as miss_rate_of
 from .model import Instance, _show
-from .simulation import SimulationResult, simulate
+from .simulation import ReplicationBlock, SimulationResult, simulate, simulate_replications
 from .splitting import BernoulliSplit, optimal_split
 
 __all__ = [
@@ -75,6 +75,7 @@ __all__ = [
     "index_function",
     "index_table",
     "simulate_policy",
+    "simulate_policy_replications",
     "split_probabilities",
 ]
 
@@ -398,13 +399,7 @@ def simulate_policy(
     seed = _check_int("seed", seed, 0)
     if not isinstance(keys, tuple | list):
         raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
-    arrivals = instance.arrival_rate * (warmup + horizon)
-    if arrivals > MAX_SIMULATED_ARRIVALS:
-        raise PolicyError(
-            "horizon",
-            f"horizon: arrival_rate * (warmup + horizon) = {arrivals:.3g} arrivals per "
-            f"replication exceeds {MAX_SIMULATED_ARRIVALS:.0e}",
-        )
+    _check_arrivals(instance, horizon, warmup)
     run = {
         "horizon": horizon,
         "warmup": warmup,
@@ -413,8 +408,27 @@ def simulate_policy(
         "keys": tuple(keys),
         "progress": progress,
     }
+    routing, table = _routing(instance, policy, table_size, table, split)
+    res = simulate(instance, **routing, **run)
+    if res.table_bound:
+        warnings.warn(_table_bound_message(res, table), TableBoundWarning, stacklevel=2)
+    return res
+
+
+def _check_arrivals(instance: Instance, horizon: float, warmup: float) -> None:
+    arrivals = instance.arrival_rate * (warmup + horizon)
+    if arrivals > MAX_SIMULATED_ARRIVALS:
+        raise PolicyError(
+            "horizon",
+            f"horizon: arrival_rate * (warmup + horizon) = {arrivals:.3g} arrivals per "
+            f"replication exceeds {MAX_SIMULATED_ARRIVALS:.0e}",
+        )
+
+
+def _routing(instance, policy, table_size, table, split):
+    """``({"split": ...} or {"index": ...}, index table or None)`` of ``policy``."""
     if policy == "bs":
-        return simulate(instance, split=split_probabilities(instance, split), **run)
+        return {"split": split_probabilities(instance, split)}, None
     if table is None:
         table = index_table(instance, policy, _check_int("table_size", table_size, 1, MAX_UPTO))
     elif not isinstance(table, IndexTable):
@@ -423,10 +437,48 @@ def simulate_policy(
         raise PolicyError(
             "table", f"table is an index table of {table.policy!r}, not {_show(policy)}"
         )
-    res = simulate(instance, index=decision_table(instance, table), **run)
-    if res.table_bound:
-        warnings.warn(_table_bound_message(res, table), TableBoundWarning, stacklevel=2)
-    return res
+    return {"index": decision_table(instance, table)}, table
+
+
+def simulate_policy_replications(
+    instance: Instance,
+    policy: str,
+    replications: Iterable[int],
+    *,
+    horizon: float,
+    warmup: float | None = None,
+    seed: int,
+    keys: tuple = (),
+    table_size: int = 400,
+    table: IndexTable | None = None,
+    split: BernoulliSplit | None = None,
+    progress: Callable[..., Any] | None = None,
+) -> ReplicationBlock:
+    """The replications with the given indices (any non-empty set) of :func:`simulate_policy`,
+    per replication and without statistics
+    (:func:`~queue_routing.deadlines.simulation.simulate_replications`): replication ``r`` is
+    bit for bit replication ``r`` of the unsplit run, so a study split into replication
+    blocks (:mod:`queue_routing.chunks`) reassembles exactly. No :class:`TableBoundWarning`:
+    the block's ``table_bound_per_replication`` holds the counts."""
+    _check_instance(instance)
+    _check_policy(policy, ("bs", *INDEX_POLICIES))
+    horizon = _check_time("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
+    seed = _check_int("seed", seed, 0)
+    if not isinstance(keys, tuple | list):
+        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+    _check_arrivals(instance, horizon, warmup)
+    routing, _ = _routing(instance, policy, table_size, table, split)
+    return simulate_replications(
+        instance,
+        replications,
+        **routing,
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=tuple(keys),
+        progress=progress,
+    )
 
 
 def _table_bound_message(res: SimulationResult, table: IndexTable) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ __all__ = [
     "PolicyComparison",
     "PolicyEstimate",
     "compare_policies",
+    "paired_comparison",
     "ratio_of_means",
 ]
 
@@ -323,10 +324,58 @@ def compare_policies(
         if not math.isfinite(res.cost):
             raise AccuracyError(f"the simulated cost rate of {policy} is not finite ({res.cost})")
         sims[policy] = res
-    base = sims[BASELINE].replication_costs
+    first = sims[BASELINE]
+    return paired_comparison(
+        {p: sims[p].replication_costs for p in sims},
+        policies,
+        alpha=alpha,
+        horizon=first.horizon,
+        warmup=first.warmup,
+        seed=first.seed,
+        keys=first.keys,
+        table_size=table_size,
+        table_bound={p: int(sims[p].table_bound) for p in sims},
+        simulations=sims,
+    )
+
+
+def paired_comparison(
+    replication_costs: Mapping[str, Sequence[float]],
+    policies: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    horizon: float,
+    warmup: float,
+    seed: int,
+    keys: tuple = (),
+    table_size: int,
+    table_bound: Mapping[str, int],
+    simulations: Mapping[str, SimulationResult] | None = None,
+) -> PolicyComparison:
+    """The statistics of :func:`compare_policies` from the replications' costs alone.
+
+    ``replication_costs[p][r]`` is the cost rate of replication ``r`` of policy ``p`` on the
+    common streams ``(seed, keys, r)``, for every policy of ``policies`` and for PI (the
+    baseline, even when not compared); ``table_bound[p]`` the policy's count of arrivals
+    decided by the end of its index table (all replications). A study split into replication
+    blocks (:mod:`queue_routing.chunks`) reassembles the costs and calls this; an unsplit
+    :func:`compare_policies` calls it too, so both give the same bits. ``simulations`` is
+    empty when the comparison is made from costs.
+    """
+    policies = _check_policies(policies)
+    samples_of = {
+        p: np.ascontiguousarray(replication_costs[p], dtype=float) for p in (BASELINE, *policies)
+    }
+    replications = int(samples_of[BASELINE].size)
+    if any(v.shape != (replications,) for v in samples_of.values()):
+        raise ValueError("every policy needs one cost per replication, the same replications")
+    for p, v in samples_of.items():
+        if not np.all(np.isfinite(v)):
+            raise AccuracyError(f"the simulated cost rate of {p} is not finite ({v.mean()})")
+    base = samples_of[BASELINE]
     estimates = {}
     for policy in policies:
-        y = sims[policy].replication_costs
+        y = samples_of[policy]
         plain = mean_estimate(y)
         ratio = ratio_of_means(y, base)
         estimates[policy] = PolicyEstimate(
@@ -338,9 +387,8 @@ def compare_policies(
             ratio_ci95=ratio.ci95,
             ratio_standard_error=ratio.standard_error,
         )
-    differences = pairwise_differences({p: sims[p].replication_costs for p in policies})
+    differences = pairwise_differences({p: samples_of[p] for p in policies})
     selection = select_best({p: estimates[p].cost for p in policies}, differences, alpha)
-    first = sims[BASELINE]
     return PolicyComparison(
         baseline=BASELINE,
         policies=estimates,
@@ -348,12 +396,12 @@ def compare_policies(
         ranking=selection.ranking,
         best=selection.best,
         selection=selection,
-        horizon=first.horizon,
-        warmup=first.warmup,
-        replications=first.replications,
-        seed=first.seed,
-        keys=first.keys,
-        table_size=table_size,
-        table_bound={p: int(sims[p].table_bound) for p in sims},
-        simulations=sims,
+        horizon=float(horizon),
+        warmup=float(warmup),
+        replications=replications,
+        seed=int(seed),
+        keys=tuple(keys),
+        table_size=int(table_size),
+        table_bound={p: int(table_bound[p]) for p in table_bound},
+        simulations=dict(simulations or {}),
     )

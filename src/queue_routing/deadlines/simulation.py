@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,9 +76,11 @@ from .model import Deadline, Instance, _show
 __all__ = [
     "MAX_JOBS_IN_CLUSTER",
     "STREAMS",
+    "ReplicationBlock",
     "SimulationResult",
     "replication_states",
     "simulate",
+    "simulate_replications",
 ]
 
 #: Abort a replication when one cluster holds more jobs than this (an unstable policy).
@@ -451,6 +453,195 @@ def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
     return stream_states(seed, _STREAM, *keys, replication, streams=STREAMS)
 
 
+def _routing_arrays(instance: Instance, index: Any, split: Any):
+    """``(mode, table, xlen, split_cum)`` of the kernel: mode 0 routes by the index table,
+    mode 1 by Bernoulli splitting (``split``); exactly one of ``index``, ``split``."""
+    if not isinstance(instance, Instance):
+        raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
+    n = len(instance.servers)
+    rejection_cost = instance.rejection_cost
+    if (index is None) == (split is None):
+        raise ValueError("give exactly one of index and split")
+    if index is not None:
+        table, xlen = _index_table(index, n)
+        return 0, table, xlen, np.zeros(n + 1)
+    p = np.asarray(split, dtype=float).ravel()
+    if p.size != n + 1 or np.any(~np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"split must be n + 1 = {n + 1} probabilities >= 0, got {_show(split)}")
+    if abs(p.sum() - 1.0) > 1e-9:
+        raise ValueError(f"split must sum to 1, got {p.sum()!r}")
+    if p[0] > 0 and rejection_cost is None:
+        raise ValueError("split: p_0 > 0 (rejection) needs a finite rejection_cost")
+    return 1, np.zeros((n, 1)), np.ones(n, dtype=np.int64), np.cumsum(p)
+
+
+@dataclass(frozen=True)
+class ReplicationBlock:
+    """Replications ``indices`` of one policy on one instance (:func:`simulate_replications`):
+    the per-replication values behind :class:`SimulationResult`, shape ``(len(indices),)``
+    unless stated (rates per unit time over the ``horizon``).
+
+    Attributes
+    ----------
+    indices:
+        The replication indices simulated, in order (each on its own streams,
+        :func:`replication_states`).
+    costs, rejection_rates, miss_rates:
+        Cost per unit time ``R * rejections + misses`` (rejections cost nothing when there
+        are none, so ``R = +inf`` is finite without rejections), rejections and misses per
+        unit time.
+    miss_probabilities, response_times, waiting_times:
+        Missed fraction of the admitted jobs, their mean response and waiting times (time
+        units); ``nan`` without admissions.
+    cluster_admissions, cluster_misses:
+        Admitted jobs and misses per cluster, shape ``(len(indices), n)``.
+    cluster_miss_probabilities:
+        Missed fraction per cluster, shape ``(len(indices), n)`` (``nan`` without jobs).
+    events_per_replication, table_bound_per_replication:
+        Arrivals plus departures of admitted jobs (warm-up included), and measured arrivals
+        whose decision the end of the index table may have changed.
+    horizon, warmup, kernel_seconds:
+        Measured time and warm-up per replication (time units); wall time in the kernel (s).
+    """
+
+    indices: tuple[int, ...]
+    costs: np.ndarray
+    rejection_rates: np.ndarray
+    miss_rates: np.ndarray
+    miss_probabilities: np.ndarray = field(repr=False)
+    response_times: np.ndarray = field(repr=False)
+    waiting_times: np.ndarray = field(repr=False)
+    cluster_admissions: np.ndarray = field(repr=False)
+    cluster_misses: np.ndarray = field(repr=False)
+    cluster_miss_probabilities: np.ndarray = field(repr=False)
+    events_per_replication: tuple[int, ...]
+    table_bound_per_replication: tuple[int, ...]
+    horizon: float
+    warmup: float
+    kernel_seconds: float = field(compare=False)
+
+    @property
+    def events(self) -> int:
+        """Arrivals plus departures of admitted jobs, all replications."""
+        return sum(self.events_per_replication)
+
+    @property
+    def table_bound(self) -> int:
+        """Measured arrivals decided by the end of the index table, all replications."""
+        return sum(self.table_bound_per_replication)
+
+
+def _replications(
+    instance, mode, table, xlen, split_cum, horizon, warmup, replications, seed, keys, progress
+) -> ReplicationBlock:
+    lam = instance.arrival_rate
+    m = np.ascontiguousarray(instance.servers, dtype=np.int64)
+    mu = np.ascontiguousarray(instance.service_rates, dtype=float)
+    n = m.size
+    kind, p1, p2 = _deadline_arguments(instance.deadline)
+    rejection_cost = instance.rejection_cost
+    rcost = math.inf if rejection_cost is None else float(rejection_cost)
+    h = time_length("horizon", horizon)
+    w = time_length("warmup", warmup, allow_zero=True)
+    nonnegative_int("seed", seed)
+    indices = tuple(nonnegative_int("replication", r) for r in replications)
+    if not indices:
+        raise ValueError("replications must name at least one replication index")
+    keys = tuple(keys)
+    on_wait = instance.deadline.on == "waiting"
+
+    r_count = len(indices)
+    rej = np.empty(r_count)
+    mis = np.empty(r_count)
+    mprob = np.empty(r_count)
+    resp = np.empty(r_count)
+    wait = np.empty(r_count)
+    adm = np.zeros((r_count, n))
+    miss = np.zeros((r_count, n))
+    cprob = np.empty((r_count, n))
+    events, bound = [], []
+    kernel_wall = 0.0
+    for row, r in enumerate(indices):
+        t1 = time.perf_counter()
+        counts, a_k, m_k, sums = _kernel(
+            lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
+            w, w + h, replication_states(seed, keys, r), MAX_JOBS_IN_CLUSTER,
+        )  # fmt: skip
+        kernel_wall += time.perf_counter() - t1
+        if counts[5]:
+            raise ValueError(
+                f"a cluster exceeded {MAX_JOBS_IN_CLUSTER} jobs in replication {r}: the policy "
+                "is unstable at this arrival rate"
+            )
+        _, n_rej, n_adm, n_miss, n_ev, _, n_bound = (int(c) for c in counts)
+        bound.append(n_bound)
+        rej[row] = n_rej / h
+        mis[row] = n_miss / h
+        mprob[row] = n_miss / n_adm if n_adm else math.nan
+        resp[row] = sums[0] / n_adm if n_adm else math.nan
+        wait[row] = sums[1] / n_adm if n_adm else math.nan
+        adm[row] = a_k
+        miss[row] = m_k
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cprob[row] = np.where(a_k > 0, m_k / np.maximum(a_k, 1), math.nan)
+        events.append(n_ev)
+        if progress is not None:
+            progress()
+    with np.errstate(invalid="ignore"):
+        costs = np.where(rej > 0, rcost * rej, 0.0) + mis
+    return ReplicationBlock(
+        indices=indices,
+        costs=costs,
+        rejection_rates=rej,
+        miss_rates=mis,
+        miss_probabilities=mprob,
+        response_times=resp,
+        waiting_times=wait,
+        cluster_admissions=adm,
+        cluster_misses=miss,
+        cluster_miss_probabilities=cprob,
+        events_per_replication=tuple(events),
+        table_bound_per_replication=tuple(bound),
+        horizon=h,
+        warmup=w,
+        kernel_seconds=kernel_wall,
+    )
+
+
+def simulate_replications(
+    instance: Instance,
+    replications: Iterable[int],
+    *,
+    index: Any = None,
+    split: Sequence[float] | np.ndarray | None = None,
+    horizon: float,
+    warmup: float,
+    seed: int,
+    keys: tuple = (),
+    progress: Callable[[], Any] | None = None,
+) -> ReplicationBlock:
+    """The replications with the given indices of :func:`simulate` (any non-empty set),
+    without statistics: replication ``r`` runs on the streams ``(seed, keys, r)`` exactly as
+    replication ``r`` of an unsplit :func:`simulate`, so a study can be split into blocks of
+    replications (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
+    :func:`simulate`.
+
+    >>> from queue_routing.deadlines import Instance
+    >>> inst = Instance.from_dict({"arrival_rate": 0.8, "servers": [1], "service_rates": [1.0],
+    ...     "rejection_cost": None, "deadline": {"kind": "exponential", "mean": 2.0}})
+    >>> run = dict(index=[[0.0] * 100], horizon=200.0, warmup=10.0, seed=1)
+    >>> whole = simulate(inst, replications=3, **run)
+    >>> part = simulate_replications(inst, [2], **run)
+    >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
+    True
+    """
+    mode, table, xlen, split_cum = _routing_arrays(instance, index, split)
+    return _replications(
+        instance, mode, table, xlen, split_cum, horizon, warmup, replications, seed, keys,
+        progress,
+    )  # fmt: skip
+
+
 # -- public entry point ----------------------------------------------------------------------
 def simulate(
     instance: Instance,
@@ -516,83 +707,25 @@ def simulate(
     >>> simulate(inst, **run).replication_costs.tolist() == res.replication_costs.tolist()
     True
     """
-    if not isinstance(instance, Instance):
-        raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
-    lam = instance.arrival_rate
-    m = np.ascontiguousarray(instance.servers, dtype=np.int64)
-    mu = np.ascontiguousarray(instance.service_rates, dtype=float)
-    n = m.size
-    kind, p1, p2 = _deadline_arguments(instance.deadline)
-    rejection_cost = instance.rejection_cost
-    rcost = math.inf if rejection_cost is None else float(rejection_cost)
-    if (index is None) == (split is None):
-        raise ValueError("give exactly one of index and split")
-    if index is not None:
-        mode = 0
-        table, xlen = _index_table(index, n)
-        split_cum = np.zeros(n + 1)
-    else:
-        mode = 1
-        p = np.asarray(split, dtype=float).ravel()
-        if p.size != n + 1 or np.any(~np.isfinite(p)) or np.any(p < 0):
-            raise ValueError(
-                f"split must be n + 1 = {n + 1} probabilities >= 0, got {_show(split)}"
-            )
-        if abs(p.sum() - 1.0) > 1e-9:
-            raise ValueError(f"split must sum to 1, got {p.sum()!r}")
-        if p[0] > 0 and rejection_cost is None:
-            raise ValueError("split: p_0 > 0 (rejection) needs a finite rejection_cost")
-        split_cum = np.cumsum(p)
-        table, xlen = np.zeros((n, 1)), np.ones(n, dtype=np.int64)
-    h = time_length("horizon", horizon)
-    w = time_length("warmup", warmup, allow_zero=True)
+    mode, table, xlen, split_cum = _routing_arrays(instance, index, split)
+    time_length("horizon", horizon)
+    time_length("warmup", warmup, allow_zero=True)
     replication_count(replications)
-    nonnegative_int("seed", seed)
-    keys = tuple(keys)
-    on_wait = instance.deadline.on == "waiting"
-
-    r_count = int(replications)
-    rej = np.empty(r_count)
-    mis = np.empty(r_count)
-    mprob = np.empty(r_count)
-    resp = np.empty(r_count)
-    wait = np.empty(r_count)
-    adm_k = np.zeros(n)
-    miss_k = np.zeros(n)
-    cprob = np.empty((r_count, n))
-    events = 0
-    table_bound = 0
-    kernel_wall = 0.0
     t0 = time.perf_counter()
-    for r in range(r_count):
-        t1 = time.perf_counter()
-        counts, a_k, m_k, sums = _kernel(
-            lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
-            w, w + h, replication_states(seed, keys, r), MAX_JOBS_IN_CLUSTER,
-        )  # fmt: skip
-        kernel_wall += time.perf_counter() - t1
-        if counts[5]:
-            raise ValueError(
-                f"a cluster exceeded {MAX_JOBS_IN_CLUSTER} jobs in replication {r}: the policy "
-                "is unstable at this arrival rate"
-            )
-        _, n_rej, n_adm, n_miss, n_ev, _, n_bound = (int(c) for c in counts)
-        table_bound += n_bound
-        rej[r] = n_rej / h
-        mis[r] = n_miss / h
-        mprob[r] = n_miss / n_adm if n_adm else math.nan
-        resp[r] = sums[0] / n_adm if n_adm else math.nan
-        wait[r] = sums[1] / n_adm if n_adm else math.nan
-        adm_k += a_k
-        miss_k += m_k
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cprob[r] = np.where(a_k > 0, m_k / np.maximum(a_k, 1), math.nan)
-        events += n_ev
-        if progress is not None:
-            progress()
+    block = _replications(
+        instance, mode, table, xlen, split_cum, horizon, warmup, range(int(replications)),
+        seed, keys, progress,
+    )  # fmt: skip
     wall = time.perf_counter() - t0
+    h, w, r_count = block.horizon, block.warmup, len(block.indices)
+    rej, mis, costs = block.rejection_rates, block.miss_rates, block.costs
+    mprob, resp, wait = block.miss_probabilities, block.response_times, block.waiting_times
+    cprob = block.cluster_miss_probabilities
+    adm_k = block.cluster_admissions.sum(axis=0)
+    miss_k = block.cluster_misses.sum(axis=0)
+    events, table_bound, kernel_wall = block.events, block.table_bound, block.kernel_seconds
+    keys = tuple(keys)
     with np.errstate(invalid="ignore"):
-        costs = np.where(rej > 0, rcost * rej, 0.0) + mis
         cluster_prob = np.where(adm_k > 0, miss_k / np.maximum(adm_k, 1), math.nan)
     return SimulationResult(
         cost=float(costs.mean()),

@@ -19,17 +19,24 @@ from .fixed_point import fixed_point, initial_partition
 from .instances import table1, table1_initial_partitions
 from .model import BOTH, DEDICATED, SHARED, Instance
 from .result import Solution
+from .simulation import simulate_replications
 
 __all__ = [
     "NOT_SEPARATED",
+    "REPLICATION_COLUMNS",
+    "TABLE1_TAG",
     "comparison_summary",
     "iteration_statistics",
+    "policy_comparison_from_costs",
     "policy_comparison_rows",
+    "policy_replication_costs",
     "simulation_summary",
     "solution_rows",
     "sweep_runs",
     "switching_tables",
+    "table1_instances",
     "table1_load_sweep",
+    "table1_load_sweep_from_costs",
     "table1_solutions",
     "table1_trajectories",
     "two_class_tables",
@@ -368,6 +375,8 @@ def _multiskilled_cost_grid(mu, cost, g1, g2) -> np.ndarray:
 # -- index-policy simulations (ours, beyond the paper) -------------------------------------
 #: The verdict of a comparison whose leader is not separated from every other policy.
 NOT_SEPARATED = "not separated"
+#: The stream tag of Table 1's load sweep (the random instances use ``"random"``).
+TABLE1_TAG = "table1-load"
 
 
 def policy_comparison_rows(
@@ -427,48 +436,203 @@ def policy_comparison_rows(
             alpha=alpha,
             progress=progress,
         )
-        base = res.exact_bernoulli_cost
-        leader = res.ranking[0]
-        adjusted = res.selection.adjusted_p_values
-        common = {**(extra or {}), "n_classes": inst.n_classes, "instance": index}
-        for policy, e in res.policies.items():
-            rows.append(
-                {
-                    **common,
-                    "policy": policy,
-                    "cost": e.cost,
-                    "ci95": e.ci95,
-                    "bernoulli_exact": base,
-                    "ratio": e.ratio,
-                    "ratio_ci95": e.ratio_ci95,
-                    "rank": res.ranking.index(policy) + 1,
-                    "best": res.best or NOT_SEPARATED,
-                    "leader_p": np.nan if policy == leader else adjusted[leader, policy],
-                    "rho0_bernoulli": float(exact.loads[0]),
-                    "max_load_bernoulli": float(exact.loads.max()),
-                    "replications": int(res.replications),
-                    "horizon": float(res.horizon),
-                    "warmup": float(res.warmup),
-                }
-            )
-        for (a, b), d in res.differences.items():
-            p_a, p_b = adjusted[a, b], adjusted[b, a]
-            verdict = f"{a} < {b}" if p_a <= alpha else f"{b} < {a}" if p_b <= alpha else None
-            diffs.append(
-                {
-                    **common,
-                    "policy_a": a,
-                    "policy_b": b,
-                    "difference": d.estimate,
-                    "ci95": d.ci95,
-                    "relative_difference": d.estimate / base,
-                    "relative_ci95": d.ci95 / base,
-                    "p_a_lower": p_a,
-                    "p_b_lower": p_b,
-                    "verdict": verdict or NOT_SEPARATED,
-                }
-            )
+        _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)
+
+
+def _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs) -> None:
+    """Append the rows and differences of one instance's comparison (the tables'
+    columns, :func:`policy_comparison_rows`)."""
+    base = res.exact_bernoulli_cost
+    leader = res.ranking[0]
+    adjusted = res.selection.adjusted_p_values
+    common = {**(extra or {}), "n_classes": inst.n_classes, "instance": index}
+    for policy, e in res.policies.items():
+        rows.append(
+            {
+                **common,
+                "policy": policy,
+                "cost": e.cost,
+                "ci95": e.ci95,
+                "bernoulli_exact": base,
+                "ratio": e.ratio,
+                "ratio_ci95": e.ratio_ci95,
+                "rank": res.ranking.index(policy) + 1,
+                "best": res.best or NOT_SEPARATED,
+                "leader_p": np.nan if policy == leader else adjusted[leader, policy],
+                "rho0_bernoulli": float(exact.loads[0]),
+                "max_load_bernoulli": float(exact.loads.max()),
+                "replications": int(res.replications),
+                "horizon": float(res.horizon),
+                "warmup": float(res.warmup),
+            }
+        )
+    for (a, b), d in res.differences.items():
+        p_a, p_b = adjusted[a, b], adjusted[b, a]
+        verdict = f"{a} < {b}" if p_a <= alpha else f"{b} < {a}" if p_b <= alpha else None
+        diffs.append(
+            {
+                **common,
+                "policy_a": a,
+                "policy_b": b,
+                "difference": d.estimate,
+                "ci95": d.ci95,
+                "relative_difference": d.estimate / base,
+                "relative_ci95": d.ci95 / base,
+                "p_a_lower": p_a,
+                "p_b_lower": p_b,
+                "verdict": verdict or NOT_SEPARATED,
+            }
+        )
+
+
+#: Columns of :func:`policy_replication_costs` (after the ``extra`` columns).
+REPLICATION_COLUMNS = ["n_classes", "instance", "policy", "replication", "cost", "events"]
+
+
+def policy_replication_costs(
+    instances: Iterable[tuple[int, Instance]],
+    *,
+    policies: Sequence[str],
+    horizon: float,
+    warmup: float,
+    replications: Iterable[int],
+    seed: int,
+    tag: str = "random",
+    extra: dict | None = None,
+) -> pd.DataFrame:
+    """One chunk of a split :func:`policy_comparison_rows`: the cost of every replication.
+
+    Simulates replications ``replications`` (indices, e.g. ``range(10, 20)``) of Bernoulli
+    routing (the control, even if not in ``policies``) and of every policy on each instance,
+    on the streams keyed by ``(seed, tag, C, index)`` and the replication index -- the
+    streams of the unsplit study, so :func:`policy_comparison_from_costs` of the chunks'
+    rows reassembled is bit for bit :func:`policy_comparison_rows`.
+
+    Why the split keeps instances whole in the statistics but not in the jobs: the paired
+    estimators (control variate, pairwise differences, Holm) need every replication of an
+    instance together, so a job can't finish an instance's comparison if it holds only a
+    block of its replications; it writes the replications' costs (cost per unit time, the
+    sufficient data of :func:`~.policy_comparison.paired_comparison`) and the aggregation
+    does the statistics. Blocks of whole instances are the common case (the chunks of
+    :func:`queue_routing.chunks.plan_chunks` keep an instance's replications together while
+    they fit a job); replication blocks serve instances too long for one job.
+
+    Columns: the ``extra`` keys, then :data:`REPLICATION_COLUMNS`: ``n_classes, instance,
+    policy, replication, cost`` (cost per unit time), ``events`` (real transitions of the
+    replication, warm-up included), one row per (instance, policy, replication), Bernoulli
+    first.
+    """
+    from .policy_comparison import BASELINE, _check_policies
+
+    policies = _check_policies(policies)
+    indices = list(replications)
+    instances = list(instances)
+    simulated = (BASELINE, *[p for p in policies if p != BASELINE])
+    progress = Progress(
+        len(instances) * len(simulated) * len(indices), f"{tag} instances", logger=log
+    )
+    rows = []
+    for index, inst in instances:
+        for policy in simulated:
+            block = simulate_replications(
+                inst,
+                policy,
+                indices,
+                horizon=horizon,
+                warmup=warmup,
+                seed=seed,
+                keys=(tag, inst.n_classes, index),
+                start="bernoulli",
+                progress=progress,
+            )
+            per_replication = zip(
+                block.indices, block.costs, block.events_per_replication, strict=True
+            )
+            for r, cost, events in per_replication:
+                rows.append(
+                    {
+                        **(extra or {}),
+                        "n_classes": inst.n_classes,
+                        "instance": index,
+                        "policy": policy,
+                        "replication": r,
+                        "cost": float(cost),
+                        "events": int(events),
+                    }
+                )
+    columns = [*(extra or {}), *REPLICATION_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def policy_comparison_from_costs(
+    instances: Iterable[tuple[int, Instance]],
+    costs: pd.DataFrame,
+    *,
+    policies: Sequence[str],
+    horizon: float,
+    warmup: float,
+    seed: int,
+    tag: str = "random",
+    extra: dict | None = None,
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`policy_comparison_rows` from the replications' costs of its chunks.
+
+    ``costs`` holds the rows of :func:`policy_replication_costs` of every chunk (any order,
+    any split) for these instances; each instance must have the same replications
+    ``0..R-1`` for every policy simulated. The tables are those of the unsplit run, bit for
+    bit (same streams, same costs, same arithmetic,
+    :func:`~.policy_comparison.paired_comparison`).
+    """
+    from .policy_comparison import BASELINE, _check_policies, paired_comparison
+
+    policies = _check_policies(policies)
+    rows, diffs = [], []
+    by_instance = {int(k): g for k, g in costs.groupby("instance", sort=False)}
+    for index, inst in instances:
+        group = by_instance.get(int(index))
+        if group is None:
+            raise ValueError(f"{tag} instance {index}: no replication costs")
+        samples = {}
+        for policy in (BASELINE, *policies):
+            g = group[group["policy"] == policy].sort_values("replication", kind="stable")
+            reps = g["replication"].to_numpy()
+            if len(reps) == 0 or not np.array_equal(reps, np.arange(len(reps))):
+                raise ValueError(
+                    f"{tag} instance {index}, {policy}: replications {reps.tolist()[:5]}... "
+                    "are not 0..R-1 (a chunk is missing or repeated)"
+                )
+            samples[policy] = g["cost"].to_numpy(dtype=float)
+        exact = solve_exact(inst)
+        res = paired_comparison(
+            float(exact.cost),
+            samples,
+            policies,
+            alpha=alpha,
+            horizon=horizon,
+            warmup=warmup,
+            seed=seed,
+            keys=(tag, inst.n_classes, index),
+        )
+        _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs)
+    return pd.DataFrame(rows), pd.DataFrame(diffs)
+
+
+def table1_instances(factors: Sequence[float]) -> tuple[list[tuple[int, Instance]], list[float]]:
+    """Table 1 with every intensity scaled by each factor: ``([(k, instance), ...], skipped)``,
+    ``k`` the factor's index in ``factors`` (the instance key of the load sweep); factors that
+    make the instance unstable (Proposition 1) are skipped and returned in ``skipped``."""
+    base = table1()
+    instances, skipped = [], []
+    for k, f in enumerate(factors):
+        try:
+            inst = Instance(mu=base.mu, cost=base.cost, eta=base.eta * f, name=f"table1x{f}")
+        except ValueError:
+            skipped.append(f)
+            continue
+        instances.append((k, inst))
+    return instances, skipped
 
 
 def table1_load_sweep(factors: Sequence[float], **kwargs) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -478,16 +642,35 @@ def table1_load_sweep(factors: Sequence[float], **kwargs) -> tuple[pd.DataFrame,
     Factors that make the scaled instance unstable (Proposition 1) are skipped and logged in
     the ``skipped`` attribute of the returned rows.
     """
-    base = table1()
-    frames, diff_frames, skipped = [], [], []
-    for k, f in enumerate(factors):
-        try:
-            inst = Instance(mu=base.mu, cost=base.cost, eta=base.eta * f, name=f"table1x{f}")
-        except ValueError:
-            skipped.append(f)
-            continue
+    instances, skipped = table1_instances(factors)
+    frames, diff_frames = [], []
+    for k, inst in instances:
         rows, diffs = policy_comparison_rows(
-            [(k, inst)], tag="table1-load", extra={"load_factor": float(f)}, **kwargs
+            [(k, inst)], tag=TABLE1_TAG, extra={"load_factor": float(factors[k])}, **kwargs
+        )
+        frames.append(rows)
+        diff_frames.append(diffs)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["skipped"] = skipped
+    return out, pd.concat(diff_frames, ignore_index=True)
+
+
+def table1_load_sweep_from_costs(
+    factors: Sequence[float], costs: pd.DataFrame, **kwargs
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`table1_load_sweep` from the replication costs of its chunks
+    (:func:`policy_replication_costs` with ``tag=TABLE1_TAG``, instance ``k`` = the factor's
+    index, an extra column ``load_factor``), bit for bit; unstable factors are skipped as
+    there (attribute ``skipped``)."""
+    instances, skipped = table1_instances(factors)
+    frames, diff_frames = [], []
+    for k, inst in instances:
+        rows, diffs = policy_comparison_from_costs(
+            [(k, inst)],
+            costs[costs["instance"] == k],
+            tag=TABLE1_TAG,
+            extra={"load_factor": float(factors[k])},
+            **kwargs,
         )
         frames.append(rows)
         diff_frames.append(diffs)

@@ -13,9 +13,11 @@ the control variate of every policy, and ``B`` the baseline of the ratios.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..paired import (
     PairedEstimate,
@@ -30,7 +32,7 @@ from .exact import solve_exact
 from .model import Instance
 from .simulation import POLICIES, SimulationResult, simulate
 
-__all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies"]
+__all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies", "paired_comparison"]
 
 BASELINE = "bernoulli"
 
@@ -201,10 +203,58 @@ def compare_policies(
             start="bernoulli",
             progress=progress,
         )
-    control = sims[BASELINE].replication_costs
+    first = sims[BASELINE]
+    return paired_comparison(
+        exact,
+        {p: sims[p].replication_costs for p in sims},
+        policies,
+        control_variate=control_variate,
+        alpha=alpha,
+        horizon=first.horizon,
+        warmup=first.warmup,
+        seed=first.seed,
+        keys=first.keys,
+        simulations=sims,
+    )
+
+
+def paired_comparison(
+    exact_bernoulli_cost: float,
+    replication_costs: Mapping[str, Sequence[float]],
+    policies: Sequence[str],
+    *,
+    control_variate: bool = True,
+    alpha: float = 0.05,
+    horizon: float,
+    warmup: float,
+    seed: int,
+    keys: tuple = (),
+    simulations: Mapping[str, SimulationResult] | None = None,
+) -> PolicyComparison:
+    """The statistics of :func:`compare_policies` from the replications' costs alone.
+
+    ``replication_costs[p][r]`` is the cost (per unit time) of replication ``r`` of policy
+    ``p`` on the common streams of ``(seed, keys, r)``, for every policy of ``policies`` and
+    for ``"bernoulli"`` (the control, even when not compared). This is what a study split
+    into replication blocks reassembles (:mod:`queue_routing.chunks`): the paired estimators
+    need every replication of an instance together, so the blocks' jobs write the costs and
+    the aggregation computes the comparison here, with the same arithmetic as an unsplit
+    :func:`compare_policies` (which calls this), hence the same bits. ``horizon``, ``warmup``,
+    ``seed`` and ``keys`` are recorded in the result; ``simulations`` is empty when the
+    comparison is made from costs.
+    """
+    policies = _check_policies(policies)
+    samples_of = {
+        p: np.ascontiguousarray(replication_costs[p], dtype=float) for p in (BASELINE, *policies)
+    }
+    replications = int(samples_of[BASELINE].size)
+    if any(v.shape != (replications,) for v in samples_of.values()):
+        raise ValueError("every policy needs one cost per replication, the same replications")
+    exact = float(exact_bernoulli_cost)
+    control = samples_of[BASELINE]
     estimates = {}
     for policy in policies:
-        y = sims[policy].replication_costs
+        y = samples_of[policy]
         plain = mean_estimate(y)
         if not control_variate:
             theta = plain
@@ -221,13 +271,12 @@ def compare_policies(
             ratio_ci95=theta.ci95 / exact,
             ratio_standard_error=theta.standard_error / exact,
         )
-    samples = {p: sims[p].replication_costs for p in policies}
+    samples = {p: samples_of[p] for p in policies}
     if control_variate:
         differences = pairwise_differences(samples, control, exact)
     else:
         differences = pairwise_differences(samples)
     selection = select_best({p: estimates[p].ratio for p in policies}, differences, alpha)
-    first = sims[BASELINE]
     return PolicyComparison(
         exact_bernoulli_cost=exact,
         policies=estimates,
@@ -236,10 +285,10 @@ def compare_policies(
         best=selection.best,
         selection=selection,
         control_variate=bool(control_variate),
-        horizon=first.horizon,
-        warmup=first.warmup,
-        replications=first.replications,
-        seed=first.seed,
-        keys=first.keys,
-        simulations=sims,
+        horizon=float(horizon),
+        warmup=float(warmup),
+        replications=replications,
+        seed=int(seed),
+        keys=tuple(keys),
+        simulations=dict(simulations or {}),
     )

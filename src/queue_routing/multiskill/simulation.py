@@ -32,8 +32,9 @@ sees the same initial state and the same uniformised event sequence (common rand
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,14 +51,17 @@ from .model import Instance
 __all__ = [
     "POLICIES",
     "POLICY_DESCRIPTIONS",
+    "ReplicationBlock",
     "SimulationResult",
     "alias_table",
     "arrival_rates",
     "bernoulli_probabilities",
     "event_rates",
     "policy_weights",
+    "replication_cost",
     "replication_states",
     "simulate",
+    "simulate_replications",
 ]
 
 #: The routing policies (``docs/multiskill.md#index-policy-simulations``).
@@ -356,6 +360,122 @@ def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     return float(warmup)
 
 
+@dataclass(frozen=True)
+class ReplicationBlock:
+    """Replications ``indices`` of one policy on one instance (:func:`simulate_replications`).
+
+    Attributes
+    ----------
+    policy:
+        One of :data:`POLICIES`.
+    indices:
+        The replication indices simulated, in order (each its own streams,
+        :func:`replication_states`).
+    means:
+        Time-average number of jobs at each server in each replication (jobs), shape
+        ``(len(indices), C + 1)``.
+    costs:
+        Holding cost rate of each replication, ``sum_j c_j means[r, j]`` (cost per unit time),
+        shape ``(len(indices),)``; each summed exactly rounded (:func:`math.fsum` of the
+        products), so a replication's cost does not depend on the other replications it is
+        simulated with.
+    events_per_replication:
+        Real transitions (arrivals and departures, warm-up included) of each replication.
+    steps:
+        Uniformised steps simulated, warm-up included, all replications.
+    """
+
+    policy: str
+    indices: tuple[int, ...]
+    means: np.ndarray = field(repr=False)
+    costs: np.ndarray
+    events_per_replication: tuple[int, ...]
+    steps: int
+
+    @property
+    def events(self) -> int:
+        """Real transitions simulated, all replications."""
+        return sum(self.events_per_replication)
+
+
+def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:
+    """``sum_j cost_j means_j`` (cost per unit time) of one replication, exactly rounded.
+
+    :func:`math.fsum` of the products: independent of the order of the terms and of how
+    many replications are computed together (a matrix product's rounding may depend on
+    both), so any split of a study into replication blocks gives the same bits.
+
+    >>> replication_cost(np.array([1.0, 2.0]), np.array([3.0, 0.5]))
+    4.0
+    """
+    return math.fsum(float(m) * float(c) for m, c in zip(means, cost, strict=True))
+
+
+def simulate_replications(
+    instance: Instance,
+    policy: str,
+    replications: Iterable[int],
+    *,
+    horizon: float,
+    warmup: float | None = None,
+    seed: int = 0,
+    keys: tuple = (),
+    start: str = "empty",
+    progress: Callable[[], Any] | None = None,
+) -> ReplicationBlock:
+    """The replications with the given indices of :func:`simulate` (any non-empty set).
+
+    Replication ``r`` runs on the streams :func:`replication_states` ``(seed, keys, r)``,
+    exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
+    study can be split into blocks of replications run by separate jobs
+    (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
+    :func:`simulate`; no statistics are computed (a block may hold one replication).
+
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> whole = simulate(inst, "jsq", horizon=50.0, replications=4, seed=3)
+    >>> part = simulate_replications(inst, "jsq", range(2, 4), horizon=50.0, seed=3)
+    >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
+    True
+    """
+    _check_policy(policy)
+    time_length("horizon", horizon)
+    warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
+    nonnegative_int("seed", seed)
+    indices = tuple(nonnegative_int("replication", r) for r in replications)
+    if not indices:
+        raise ValueError("replications must name at least one replication index")
+    if start == "empty":
+        start_loads = np.zeros(instance.n_classes + 1)
+    elif start == "bernoulli":
+        start_loads = np.ascontiguousarray(solve_exact(instance).loads, dtype=float)
+    else:
+        raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
+    keys = tuple(keys)
+    mode, prob, weight = _policy_arrays(instance, policy)
+    lam = float(instance.eta.sum() + instance.mu.sum())
+    n_steps, n_warm = _step_counts(lam, float(horizon), warmup)
+    threshold, alias = alias_table(event_rates(instance))
+    means = np.empty((len(indices), instance.n_classes + 1))
+    events = []
+    for row, r in enumerate(indices):
+        means[row], ev = _simulate_kernel(
+            instance.n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps,
+            replication_states(seed, keys, r), start_loads,
+        )  # fmt: skip
+        events.append(int(ev))
+        if progress is not None:
+            progress()
+    costs = np.array([replication_cost(m, instance.cost) for m in means], dtype=float)
+    return ReplicationBlock(
+        policy=policy,
+        indices=indices,
+        means=means,
+        costs=costs,
+        events_per_replication=tuple(events),
+        steps=len(indices) * (n_warm + n_steps),
+    )
+
+
 def simulate(
     instance: Instance,
     policy: str,
@@ -439,31 +559,13 @@ def simulate(
     True
     """
     warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
-    if start == "empty":
-        start_loads = np.zeros(instance.n_classes + 1)
-    elif start == "bernoulli":
-        from .exact import solve_exact
-
-        start_loads = np.ascontiguousarray(solve_exact(instance).loads, dtype=float)
-    else:
-        raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
-    keys = tuple(keys)
     t0 = time.perf_counter()
-    mode, prob, weight = _policy_arrays(instance, policy)
-    lam = float(instance.eta.sum() + instance.mu.sum())
-    n_steps, n_warm = _step_counts(lam, float(horizon), warmup)
-    threshold, alias = alias_table(event_rates(instance))
-    means = np.empty((replications, instance.n_classes + 1))
-    events = 0
-    for r in range(replications):
-        means[r], ev = _simulate_kernel(
-            instance.n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps,
-            replication_states(seed, keys, r), start_loads,
-        )  # fmt: skip
-        events += int(ev)
-        if progress is not None:
-            progress()
-    costs = means @ instance.cost
+    block = simulate_replications(
+        instance, policy, range(replications), horizon=horizon, warmup=warmup, seed=seed,
+        keys=keys, start=start, progress=progress,
+    )  # fmt: skip
+    means, costs, events, steps = block.means, block.costs, block.events, block.steps
+    keys = tuple(keys)
     wall = time.perf_counter() - t0
     per_server = means.mean(axis=0)
     return SimulationResult(
@@ -475,7 +577,7 @@ def simulate(
         replication_costs=costs,
         replication_means=means,
         events=events,
-        steps=replications * (n_warm + n_steps),
+        steps=steps,
         wall_seconds=wall,
         horizon=float(horizon),
         warmup=warmup,

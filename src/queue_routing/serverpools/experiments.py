@@ -24,7 +24,7 @@ unit r; diffusion-scaled deviations ``(X^r - r x*)/sqrt(r)`` in customers / sqrt
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -38,20 +38,24 @@ from .fluid import fluid_trajectory, linearised_deviation
 from .instances import heterogeneity_family
 from .linear import stability_verdict
 from .model import ServerPoolSystem, SPPSolution, solve_spp
-from .search import SearchResult, SizeSummary, instability_search
+from .search import SearchResult, SizeSummary, search_size
 from .simulation import simulate
 
 __all__ = [
     "boundary_crossings",
     "boundary_scan",
+    "covariance_from_replications",
+    "covariance_replications",
     "covariance_table",
     "example_rows",
     "fluid_limit_level",
     "fluid_rows",
     "instance_table",
     "scaling_verdicts",
+    "search_chunk",
     "search_sizes",
     "search_tables",
+    "search_tables_from_chunks",
     "stochastic_runs",
     "summarise_examples",
     "time_average_table",
@@ -83,10 +87,42 @@ def search_sizes(max_classes: int, max_pools: int) -> list[tuple[int, int]]:
 
 def _search_one(args) -> SizeSummary:
     seed, size, samples, mu_range, flow_range, rho, tol = args
-    result = instability_search(
-        seed, [size], samples, mu_range, flow_range=flow_range, rho=rho, tol=tol
+    return search_size(
+        seed, size, samples, mu_range=mu_range, flow_range=flow_range, rho=rho, tol=tol
     )
-    return result.sizes[0]
+
+
+def search_chunk(
+    seed: int,
+    sizes: Sequence[tuple[int, int]],
+    samples: range,
+    *,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+    tol: float = 1e-9,
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    """One chunk of the instability search: samples ``samples`` (a block of sample indices,
+    :mod:`queue_routing.chunks`) of every size in ``sizes``, one
+    :meth:`~.search.SizeSummary.to_dict` per size (JSON-ready, with the block's first sample
+    under ``"first_sample"``).
+
+    Sample ``k`` of size (I, J) has its own stream ``(seed, "serverpools-search", I, J, k)``,
+    so the chunks' summaries merged (:func:`search_tables_from_chunks`) are those of the
+    unsplit search. ``workers > 1`` searches the sizes in that many processes.
+    """
+    sizes = [(int(i), int(j)) for i, j in sizes]
+    args = [(int(seed), s, samples, tuple(mu_range), tuple(flow_range), rho, tol) for s in sizes]
+    if workers > 1 and len(sizes) > 1:
+        # Largest trees first: they take longest.
+        order = sorted(range(len(sizes)), key=lambda k: -(sizes[k][0] + sizes[k][1]))
+        with ProcessPoolExecutor(max_workers=int(workers)) as pool:
+            done = dict(zip(order, pool.map(_search_one, [args[k] for k in order]), strict=True))
+        summaries = [done[k] for k in range(len(sizes))]
+    else:
+        summaries = [_search_one(a) for a in args]
+    return [{**s.to_dict(), "first_sample": samples.start} for s in summaries]
 
 
 def search_tables(
@@ -104,7 +140,8 @@ def search_tables(
 
     Each size is searched separately (optionally in ``workers`` processes); since sample k of
     size (I, J) uses its own stream ``(seed, "serverpools-search", I, J, k)``, the result
-    does not depend on ``workers``.
+    does not depend on ``workers``, nor on a split into chunks of sizes and sample blocks
+    (:func:`search_chunk`, :func:`search_tables_from_chunks`).
 
     Returns ``(summary, record)``. ``summary`` columns: ``n_classes, n_pools, samples,
     unstable_underloaded, unstable_critical`` (counts), ``fraction_unstable_underloaded``,
@@ -116,18 +153,46 @@ def search_tables(
     sizes = [(int(i), int(j)) for i, j in sizes]
     if not sizes:
         raise ValueError("no sizes to search")
-    args = [
-        (int(seed), s, int(samples_per_size), tuple(mu_range), tuple(flow_range), rho, tol)
-        for s in sizes
-    ]
-    if workers > 1 and len(sizes) > 1:
-        # Largest trees first: they take longest.
-        order = sorted(range(len(sizes)), key=lambda k: -(sizes[k][0] + sizes[k][1]))
-        with ProcessPoolExecutor(max_workers=int(workers)) as pool:
-            done = dict(zip(order, pool.map(_search_one, [args[k] for k in order]), strict=True))
-        summaries = [done[k] for k in range(len(sizes))]
-    else:
-        summaries = [_search_one(a) for a in args]
+    settings = {"mu_range": mu_range, "flow_range": flow_range, "rho": rho, "tol": tol}
+    part = search_chunk(seed, sizes, range(int(samples_per_size)), workers=workers, **settings)
+    return search_tables_from_chunks(seed, sizes, samples_per_size, [part], **settings)
+
+
+def search_tables_from_chunks(
+    seed: int,
+    sizes: Sequence[tuple[int, int]],
+    samples_per_size: int,
+    chunks: Iterable[Sequence[Mapping[str, Any]]],
+    *,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+    tol: float = 1e-9,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """:func:`search_tables` from the outputs of :func:`search_chunk` (any split of the sizes
+    and the samples ``0..samples_per_size-1``, any order), bit for bit: per size, the blocks'
+    counts are added, the largest real parts maximised and each example taken from the
+    block of lowest samples that has one (the first sample with it, as unsplit)."""
+    sizes = [(int(i), int(j)) for i, j in sizes]
+    if not sizes:
+        raise ValueError("no sizes to search")
+    blocks: dict[tuple[int, int], list[Mapping[str, Any]]] = {s: [] for s in sizes}
+    for chunk in chunks:
+        for d in chunk:
+            size = (int(d["n_classes"]), int(d["n_pools"]))
+            if size not in blocks:
+                raise ValueError(f"a search chunk holds size {size}, not one of the sizes")
+            blocks[size].append(d)
+    summaries = []
+    for size in sizes:
+        parts = sorted(blocks[size], key=lambda d: int(d["first_sample"]))
+        merged = SizeSummary.merge([SizeSummary.from_dict(d) for d in parts])
+        if merged.samples != int(samples_per_size):
+            raise ValueError(
+                f"size {size}: the chunks hold {merged.samples} samples, not "
+                f"{samples_per_size} (a chunk is missing or repeated)"
+            )
+        summaries.append(merged)
     result = SearchResult.from_summaries(
         seed,
         {
@@ -476,14 +541,17 @@ def stochastic_runs(
     t_end: float,
     warmup: float,
     record_every: float,
-    replications: int,
+    replications: int | Iterable[int],
     seed: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Independent exact simulations of the r-th system started at the nominal point r psi*.
 
     Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]``;
     replication k uses the stream ``(seed, "serverpools-simulate", "stochastic", example,
-    int(r), k)``. Returns ``(trace, summary)``:
+    int(r), k)``. ``replications`` is their number ``R`` (replications ``0..R-1``) or the
+    indices to run (a block of a split study, :mod:`queue_routing.chunks`: the rows of the
+    blocks, concatenated in index order, are those of the unsplit run). Returns ``(trace,
+    summary)``:
 
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
@@ -495,8 +563,9 @@ def stochastic_runs(
       column names ``horizon`` and ``burn_in`` are those of the published tables.
     """
     traces, summaries = [], []
-    progress = Progress(int(replications), f"{example} r={r:g}", logger=log)
-    for rep in range(int(replications)):
+    indices = _replication_indices(replications)
+    progress = Progress(len(indices), f"{example} r={r:g}", logger=log)
+    for rep in indices:
         run = simulate(
             solution,
             r,
@@ -615,6 +684,56 @@ def scaling_verdicts(summary: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 
 # -- 6. diffusion covariance ------------------------------------------------------------------
+def covariance_replications(
+    example: str,
+    solution: SPPSolution,
+    *,
+    r: float,
+    t_end: float,
+    warmup: float,
+    replications: int | Iterable[int],
+    seed: int,
+) -> pd.DataFrame:
+    """The time-averaged covariance of the scaled class totals of each replication: one
+    chunk of :func:`covariance_table` (``replications``: their number ``R`` or the indices of
+    a block, :mod:`queue_routing.chunks`).
+
+    Replication ``k`` runs on ``[0, t_end]`` with the stream ``(seed,
+    "serverpools-simulate", "covariance", example, int(r), k)`` and averages over
+    ``[warmup, t_end]``. Columns: ``example, r, replication, class_i, class_k`` (numbered
+    from 1, every ordered pair), ``covariance`` (per unit r), ``events``.
+    """
+    indices = _replication_indices(replications)
+    progress = Progress(len(indices), f"covariance {example} r={r:g}", logger=log)
+    rows = []
+    for rep in indices:
+        run = simulate(
+            solution,
+            r,
+            t_end,
+            max(t_end / 100.0, 1e-3),
+            seed,
+            (COVARIANCE_KEY, example, int(r), rep),
+            warmup=warmup,
+        )
+        progress.advance(extra=f"{run.events} events")
+        n = run.covariance.shape[0]
+        for i in range(n):
+            for k in range(n):
+                rows.append(
+                    {
+                        "example": example,
+                        "r": float(r),
+                        "replication": int(rep),
+                        "class_i": i + 1,
+                        "class_k": k + 1,
+                        "covariance": float(run.covariance[i, k]),
+                        "events": int(run.events),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def covariance_table(
     example: str,
     solution: SPPSolution,
@@ -631,6 +750,7 @@ def covariance_table(
     "serverpools-simulate", "covariance", example, int(r), k)``) each give the
     time-averaged covariance over [warmup, t_end]; the table compares their mean (with
     SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
+    The same as :func:`covariance_from_replications` of :func:`covariance_replications`.
 
     Columns: ``example, r, replications, class_i, class_k`` (numbered from 1, i <= k),
     ``lyapunov, simulated, se, z`` ((simulated - lyapunov)/se), ``relative_difference``
@@ -638,26 +758,31 @@ def covariance_table(
     """
     if replications < 2:
         raise ValueError(f"need >= 2 replications for standard errors, got {replications}")
+    runs = covariance_replications(
+        example, solution, r=r, t_end=t_end, warmup=warmup, replications=replications, seed=seed
+    )
+    return covariance_from_replications(example, solution, runs, r=r)
+
+
+def covariance_from_replications(
+    example: str, solution: SPPSolution, runs: pd.DataFrame, *, r: float
+) -> pd.DataFrame:
+    """:func:`covariance_table` from the rows of :func:`covariance_replications` of every
+    chunk (any order, any split; replications ``0..R-1``, ``R >= 2``), bit for bit."""
     sigma = stationary_covariance(solution)
-    covs = []
-    progress = Progress(int(replications), f"covariance {example} r={r:g}", logger=log)
-    for rep in range(int(replications)):
-        run = simulate(
-            solution,
-            r,
-            t_end,
-            max(t_end / 100.0, 1e-3),
-            seed,
-            (COVARIANCE_KEY, example, int(r), rep),
-            warmup=warmup,
+    n = sigma.shape[0]
+    runs = runs.sort_values(["replication", "class_i", "class_k"], kind="stable")
+    reps = runs["replication"].unique()
+    if len(reps) < 2 or not np.array_equal(np.sort(reps), np.arange(len(reps))):
+        raise ValueError(
+            f"covariance {example}: replications {reps.tolist()[:5]}... are not 0..R-1 with "
+            "R >= 2 (a chunk is missing or repeated)"
         )
-        progress.advance(extra=f"{run.events} events")
-        covs.append(run.covariance)
-    covs = np.array(covs)
+    covs = np.ascontiguousarray(runs["covariance"].to_numpy(dtype=float).reshape(len(reps), n, n))
+    replications = len(reps)
     mean = covs.mean(axis=0)
     se = covs.std(axis=0, ddof=1) / np.sqrt(len(covs))
     scale = np.sqrt(np.outer(np.diag(sigma), np.diag(sigma)))
-    n = sigma.shape[0]
     rows = []
     for i in range(n):
         for k in range(i, n):
@@ -676,6 +801,17 @@ def covariance_table(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _replication_indices(replications: int | Iterable[int]) -> list[int]:
+    """``range(R)`` for a count ``R``, else the given indices (non-empty, each >= 0)."""
+    if isinstance(replications, int | np.integer) and not isinstance(replications, bool):
+        indices = list(range(int(replications)))
+    else:
+        indices = [int(k) for k in replications]
+    if not indices or min(indices) < 0:
+        raise ValueError(f"replications must be >= 1 or indices >= 0, got {replications!r}")
+    return indices
 
 
 def summarise_examples(

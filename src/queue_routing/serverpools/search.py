@@ -18,7 +18,7 @@ only, so any sample can be regenerated alone (:func:`sample_system`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "instability_search",
     "random_tree_system",
     "sample_system",
+    "search_size",
 ]
 
 SEARCH_KEY = "serverpools-search"
@@ -130,6 +131,54 @@ class SizeSummary:
     unstable_example_critical: dict[str, Any] | None = field(default=None, repr=False)
     stable_example: dict[str, Any] | None = field(default=None, repr=False)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SizeSummary:
+        """The summary written by :meth:`to_dict` (``None`` largest real parts: ``-inf``)."""
+
+        def num(x: float | None) -> float:
+            return float("-inf") if x is None else float(x)
+
+        return cls(
+            n_classes=int(d["n_classes"]),
+            n_pools=int(d["n_pools"]),
+            samples=int(d["samples"]),
+            unstable_underloaded=int(d["unstable_underloaded"]),
+            unstable_critical=int(d["unstable_critical"]),
+            max_real_underloaded=num(d["max_real_underloaded"]),
+            max_real_critical=num(d["max_real_critical"]),
+            unstable_example_underloaded=d["unstable_example_underloaded"],
+            unstable_example_critical=d["unstable_example_critical"],
+            stable_example=d["stable_example"],
+        )
+
+    @classmethod
+    def merge(cls, parts: Sequence[SizeSummary]) -> SizeSummary:
+        """One size's summary from those of consecutive sample blocks, in sample order (a
+        split search, :mod:`queue_routing.chunks`): counts added, largest real parts
+        maximised, each example that of the first block that has one -- the summary of the
+        unsplit search, since every sample has its own stream."""
+        if not parts:
+            raise ValueError("no summaries to merge")
+        sizes = {(p.n_classes, p.n_pools) for p in parts}
+        if len(sizes) != 1:
+            raise ValueError(f"summaries of different sizes cannot be merged: {sorted(sizes)}")
+
+        def first(attr: str) -> dict[str, Any] | None:
+            return next((getattr(p, attr) for p in parts if getattr(p, attr) is not None), None)
+
+        return cls(
+            n_classes=parts[0].n_classes,
+            n_pools=parts[0].n_pools,
+            samples=sum(p.samples for p in parts),
+            unstable_underloaded=sum(p.unstable_underloaded for p in parts),
+            unstable_critical=sum(p.unstable_critical for p in parts),
+            max_real_underloaded=max(p.max_real_underloaded for p in parts),
+            max_real_critical=max(p.max_real_critical for p in parts),
+            unstable_example_underloaded=first("unstable_example_underloaded"),
+            unstable_example_critical=first("unstable_example_critical"),
+            stable_example=first("stable_example"),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         def num(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
@@ -189,11 +238,11 @@ class SearchResult:
         }
 
 
-def _search_size(seed, n_i, n_j, samples, kwargs, tol) -> SizeSummary:
+def _search_size(seed, n_i, n_j, samples: range, kwargs, tol) -> SizeSummary:
     n_u = n_c = 0
     max_u = max_c = float("-inf")
     ex_u = ex_c = ex_s = None
-    for k in range(samples):
+    for k in samples:
         system = sample_system(seed, n_i, n_j, k, **kwargs)
         solution = tree_spp(system)
         eig_u = spectrum(a_underloaded(solution))
@@ -211,7 +260,27 @@ def _search_size(seed, n_i, n_j, samples, kwargs, tol) -> SizeSummary:
             ex_c = _example(k, system, eig_u, eig_c)
         if ex_s is None and re_u < -threshold and re_c < -threshold:
             ex_s = _example(k, system, eig_u, eig_c)
-    return SizeSummary(n_i, n_j, samples, n_u, n_c, max_u, max_c, ex_u, ex_c, ex_s)
+    return SizeSummary(n_i, n_j, len(samples), n_u, n_c, max_u, max_c, ex_u, ex_c, ex_s)
+
+
+def search_size(
+    seed: int,
+    size: tuple[int, int],
+    samples: int | range,
+    *,
+    mu_range: Sequence[float] = (0.1, 10.0),
+    flow_range: Sequence[float] = (0.1, 1.0),
+    rho: float = 0.9,
+    tol: float = 1e-9,
+) -> SizeSummary:
+    """:func:`instability_search`'s summary of one size (I, J) over ``samples``: a count
+    (samples ``0..samples-1``) or a block of sample indices (``range(1000, 2000)``), whose
+    summaries :meth:`SizeSummary.merge` combines into that of the whole range."""
+    block = range(int(samples)) if isinstance(samples, int | np.integer) else samples
+    if not isinstance(block, range) or block.step != 1 or len(block) < 1 or block.start < 0:
+        raise ServerPoolError(f"samples must be >= 1 or a range of indices, got {samples!r}")
+    kwargs = {"mu_range": tuple(mu_range), "flow_range": tuple(flow_range), "rho": float(rho)}
+    return _search_size(seed, int(size[0]), int(size[1]), block, kwargs, tol)
 
 
 def _smallest(summaries: Iterable[SizeSummary], attr: str) -> tuple[int, int] | None:
@@ -248,7 +317,7 @@ def instability_search(
         raise ServerPoolError(f"samples_per_size must be >= 1, got {samples_per_size}")
     kwargs = {"mu_range": tuple(mu_range), "flow_range": tuple(flow_range), "rho": float(rho)}
     summaries = tuple(
-        _search_size(seed, n_i, n_j, samples_per_size, kwargs, tol) for n_i, n_j in sizes
+        _search_size(seed, n_i, n_j, range(samples_per_size), kwargs, tol) for n_i, n_j in sizes
     )
     settings = {
         "sizes": [list(s) for s in sizes],
