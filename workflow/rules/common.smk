@@ -1,6 +1,15 @@
 # Helpers shared by every part's rules.
+from queue_routing.chunks import LABEL_PATTERN
 
 FIGURES = config["figures_dir"]
+
+# The heavy rules split their work into chunks, one job each, named by the `chunk` wildcard
+# (queue_routing.chunks; rules/jobs.smk plans them and sizes their requests).
+
+
+wildcard_constraints:
+    chunk=LABEL_PATTERN,
+
 
 #: Report category of each part (the figure names start with the part's name).
 REPORT_CATEGORIES = {

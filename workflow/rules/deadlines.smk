@@ -13,6 +13,11 @@ DL_SWEEPS = [
 ]
 DL_FIG_SWEEPS = ["distribution", "rejection_cost", "mean_deadline", "pure_routing"]
 DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
+#: The large systems' settings a chunk uses: all but the sizes and the number of replications
+#: (its label gives its replications), so that more replications add jobs, not rerun them.
+DL_LARGE_RUN = {
+    k: v for k, v in DL["large"].items() if k not in ("clusters", "replications")
+}
 
 
 wildcard_constraints:
@@ -21,8 +26,8 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
-# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
+# a cluster executor; every other rule declares threads and requests the runtime (min) and
+# mem_mb that the cost model predicts for its job's work (common.smk: job_resources).
 localrules:
     deadlines_gap_table,
     deadlines_large_table,
@@ -37,12 +42,12 @@ rule deadlines_two_cluster:
         table="results/deadlines/deadlines_two_cluster/{sweep}.csv",
     log:
         "logs/deadlines/deadlines_two_cluster/{sweep}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        **job_resources(dl_two_cluster_seconds),
     params:
         base=DL["base"],
         sweeps=deadlines_sweep_values,
@@ -79,12 +84,12 @@ rule deadlines_indices:
         table="results/deadlines/deadlines_indices/indices.csv",
     log:
         "logs/deadlines/deadlines_indices.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         base=DL["base"],
         upto=DL["indices"]["upto"],
@@ -96,32 +101,35 @@ rule deadlines_indices:
 
 rule deadlines_large:
     output:
-        table="results/deadlines/deadlines_large/n{n}.csv",
+        replications="results/deadlines/deadlines_large/n{n}/{chunk}.csv",
     log:
-        "logs/deadlines/deadlines_large/n{n}.log",
+        "logs/deadlines/deadlines_large/n{n}/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=2000,
+        **job_resources(dl_large_seconds),
     params:
         seed=config["seed"],
         rejection_cost=DL["base"]["rejection_cost"],
         deadline=DL["base"]["deadline"],
         mean_deadline=DL["base"]["mean_deadline"],
         uniform_spread=DL["base"]["uniform_spread"],
-        # every key of the large block but the list of sizes (one job per size)
-        large={key: value for key, value in DL["large"].items() if key != "clusters"},
+        large=DL_LARGE_RUN,
     message:
-        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters"
+        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters, chunk {wildcards.chunk}"
     script:
         "../scripts/deadlines_large.py"
 
 
 rule deadlines_large_table:
     input:
-        tables=expand(rules.deadlines_large.output.table, n=DL_SIZES),
+        replications=[
+            f"results/deadlines/deadlines_large/n{n}/{label}.csv"
+            for n in DL_SIZES
+            for label in dl_large_chunks(n)
+        ],
     output:
         table=report_table(
             "results/deadlines/deadlines_large_table/large.csv",
@@ -133,8 +141,16 @@ rule deadlines_large_table:
         "logs/deadlines/deadlines_large_table.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        clusters=DL_SIZES,
+        rejection_cost=DL["base"]["rejection_cost"],
+        deadline=DL["base"]["deadline"],
+        mean_deadline=DL["base"]["mean_deadline"],
+        uniform_spread=DL["base"]["uniform_spread"],
+        large=DL_LARGE_RUN,
     message:
-        "Part B: simulated costs relative to PI for every number of clusters"
+        "Part B: paired comparisons, relative to PI, for every number of clusters"
     script:
         "../scripts/deadlines_large_table.py"
 

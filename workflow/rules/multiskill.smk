@@ -6,6 +6,7 @@ MS_SIZES = list(
     range(MS["sizes"]["first"], MS["sizes"]["last"] + 1, MS["sizes"]["step"])
 )
 MS_UPDATES = MS["fixed_point"]["update_rules"]
+MS_SIM = MS["simulation"]
 
 
 wildcard_constraints:
@@ -14,8 +15,8 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
-# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
+# a cluster executor; every other rule declares threads and requests the runtime (min) and
+# mem_mb that the cost model predicts for its job's work (common.smk: job_resources).
 localrules:
     multiskill_instances,
     multiskill_iteration_table,
@@ -56,12 +57,12 @@ rule multiskill_solve:
         runs="results/multiskill/multiskill_solve/C{n_classes}.csv",
     log:
         "logs/multiskill/multiskill_solve/C{n_classes}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **job_resources(ms_solve_seconds),
     params:
         seed=config["seed"],
         fixed_point=MS["fixed_point"],
@@ -78,12 +79,12 @@ rule multiskill_compare:
         costs="results/multiskill/multiskill_compare/C{n_classes}.csv",
     log:
         "logs/multiskill/multiskill_compare/C{n_classes}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **job_resources(ms_compare_seconds),
     message:
         "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
     script:
@@ -144,12 +145,12 @@ rule multiskill_table1:
         markdown="results/multiskill/multiskill_table1/solutions.md",
     log:
         "logs/multiskill/multiskill_table1.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         seed=config["seed"],
         generic_methods=MS["generic"]["methods"],
@@ -167,12 +168,12 @@ rule multiskill_two_class:
         loads="results/multiskill/multiskill_two_class/loads.csv",
     log:
         "logs/multiskill/multiskill_two_class.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         setting=MS["two_class"],
     message:
@@ -189,12 +190,12 @@ rule multiskill_switching:
         region="results/multiskill/multiskill_switching/region.csv",
     log:
         "logs/multiskill/multiskill_switching.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         setting=MS["switching"],
     message:
@@ -338,61 +339,66 @@ rule multiskill_simulate:
     input:
         instances=rules.multiskill_instances.output.instances,
     output:
-        rows="results/multiskill/multiskill_simulate/C{n_classes}.csv",
-        differences="results/multiskill/multiskill_simulate/C{n_classes}_differences.csv",
+        costs="results/multiskill/multiskill_simulate/C{n_classes}/{chunk}.csv",
     log:
-        "logs/multiskill/multiskill_simulate/C{n_classes}.log",
+        "logs/multiskill/multiskill_simulate/C{n_classes}/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=1000,
+        **job_resources(ms_simulate_seconds),
     params:
         seed=config["seed"],
-        policies=MS["simulation"]["policies"],
-        horizon=MS["simulation"]["horizon"],
-        warmup=MS["simulation"]["warmup"],
-        replications=MS["simulation"]["replications"],
+        policies=MS_SIM["policies"],
+        horizon=MS_SIM["horizon"],
+        warmup=MS_SIM["warmup"],
     message:
-        "Part A: paired comparison of the routing policies on the C={wildcards.n_classes} instances"
+        "Part A: simulating the routing policies, C={wildcards.n_classes}, chunk {wildcards.chunk}"
     script:
         "../scripts/multiskill_simulate.py"
 
 
 rule multiskill_simulate_table1:
     output:
-        rows="results/multiskill/multiskill_simulate_table1/load_sweep.csv",
-        differences="results/multiskill/multiskill_simulate_table1/load_sweep_differences.csv",
+        costs="results/multiskill/multiskill_simulate_table1/{chunk}.csv",
     log:
-        "logs/multiskill/multiskill_simulate_table1.log",
+        "logs/multiskill/multiskill_simulate_table1/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=1000,
+        **job_resources(ms_table1_seconds),
     params:
         seed=config["seed"],
-        policies=MS["simulation"]["policies"],
-        horizon=MS["simulation"]["table1_horizon"],
-        warmup=MS["simulation"]["warmup"],
-        replications=MS["simulation"]["replications"],
-        load_factors=MS["simulation"]["table1_load_factors"],
+        policies=MS_SIM["policies"],
+        horizon=MS_SIM["table1_horizon"],
+        warmup=MS_SIM["warmup"],
+        # the factors of the chunk's items only (its label gives their indices)
+        load_factors=lambda wildcards: [
+            MS_SIM["table1_load_factors"][k]
+            for k in parse_chunk(wildcards.chunk).items
+        ],
     message:
-        "Part A: paired comparison of the routing policies on Table 1 with scaled loads"
+        "Part A: simulating the routing policies on Table 1 with scaled loads, chunk {wildcards.chunk}"
     script:
         "../scripts/multiskill_simulate.py"
 
 
 rule multiskill_simulation_table:
     input:
-        rows=expand(rules.multiskill_simulate.output.rows, n_classes=MS_SIZES),
-        differences=expand(
-            rules.multiskill_simulate.output.differences, n_classes=MS_SIZES
+        instances=expand(
+            rules.multiskill_instances.output.instances, n_classes=MS_SIZES
         ),
-        table1=rules.multiskill_simulate_table1.output.rows,
-        table1_differences=rules.multiskill_simulate_table1.output.differences,
+        costs=[
+            f"results/multiskill/multiskill_simulate/C{n}/{label}.csv"
+            for n in MS_SIZES
+            for label in ms_chunks(n)
+        ],
+        table1=expand(
+            rules.multiskill_simulate_table1.output.costs, chunk=ms_table1_chunks()
+        ),
     output:
         rows="results/multiskill/multiskill_simulation_table/policies.csv",
         differences="results/multiskill/multiskill_simulation_table/differences.csv",
@@ -402,13 +408,22 @@ rule multiskill_simulation_table:
             "routing policies vs Bernoulli",
         ),
         markdown="results/multiskill/multiskill_simulation_table/summary.md",
+        load_sweep="results/multiskill/multiskill_simulation_table/load_sweep.csv",
+        load_sweep_differences="results/multiskill/multiskill_simulation_table/load_sweep_differences.csv",
         table1="results/multiskill/multiskill_simulation_table/table1.md",
     log:
         "logs/multiskill/multiskill_simulation_table.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        policies=MS_SIM["policies"],
+        horizon=MS_SIM["horizon"],
+        warmup=MS_SIM["warmup"],
+        table1_horizon=MS_SIM["table1_horizon"],
+        load_factors=MS_SIM["table1_load_factors"],
     message:
-        "Part A: relative costs of the routing policies per C and on Table 1"
+        "Part A: paired comparisons of the routing policies per C and on Table 1"
     script:
         "../scripts/multiskill_simulation_table.py"
 
@@ -430,7 +445,7 @@ rule multiskill_fig8:
 
 rule multiskill_fig9:
     input:
-        rows=rules.multiskill_simulate_table1.output.rows,
+        rows=rules.multiskill_simulation_table.output.load_sweep,
     output:
         **figure("multiskill_fig9_policies_vs_load"),
     log:

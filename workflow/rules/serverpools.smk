@@ -5,6 +5,9 @@
 SP = config["serverpools"]
 SP_EXAMPLES = ["stable", "unstable"]
 SP_R = [int(r) for r in SP["stochastic"]["r"]]  # the schema allows 1.0e+3
+SP_STOCHASTIC = SP["stochastic"]
+SP_COVARIANCE = SP["covariance"]
+SP_SEARCH = SP["search"]
 
 
 wildcard_constraints:
@@ -13,9 +16,11 @@ wildcard_constraints:
 
 
 # Cheap aggregation, instance drawing and plotting run on the submitting host even under
-# a cluster executor; every other rule declares threads, runtime (min) and mem_mb, sized at
-# about 10x the default config's wall time and 3x its peak memory (measured on 2 cores).
+# a cluster executor; every other rule declares threads and requests the runtime (min) and
+# mem_mb that the cost model predicts for its job's work (common.smk: job_resources).
 localrules:
+    serverpools_search_summary,
+    serverpools_covariance_table,
     serverpools_stochastic_summary,
     serverpools_table,
     serverpools_fig_tree,
@@ -28,24 +33,43 @@ localrules:
 
 rule serverpools_search:
     output:
-        summary="results/serverpools/serverpools_search/summary.csv",
-        markdown="results/serverpools/serverpools_search/summary.md",
-        search="results/serverpools/serverpools_search/search.json",
+        chunk="results/serverpools/serverpools_search/{chunk}.json",
     log:
-        "logs/serverpools/serverpools_search.log",
+        "logs/serverpools/serverpools_search/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
-    threads: 2
+    threads: SP_SEARCH_THREADS
     resources:
-        runtime=30,
-        mem_mb=1000,
+        **job_resources(sp_search_seconds, sp_search_mb),
     params:
         seed=config["seed"],
-        search=SP["search"],
+        # all but the number of samples (the chunk's label gives its sizes and samples)
+        search={k: v for k, v in SP_SEARCH.items() if k != "samples_per_size"},
     message:
-        "Part C: seeded search over random activity trees for unstable equilibria"
+        "Part C: seeded search over random activity trees for unstable equilibria, chunk {wildcards.chunk}"
     script:
         "../scripts/serverpools_search.py"
+
+
+rule serverpools_search_summary:
+    input:
+        chunks=expand(rules.serverpools_search.output.chunk, chunk=sp_search_chunks()),
+    output:
+        summary="results/serverpools/serverpools_search_summary/summary.csv",
+        markdown="results/serverpools/serverpools_search_summary/summary.md",
+        search="results/serverpools/serverpools_search_summary/search.json",
+    log:
+        "logs/serverpools/serverpools_search_summary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        search=SP_SEARCH,
+    message:
+        "Part C: instability search summary over every size, from its chunks"
+    script:
+        "../scripts/serverpools_search_summary.py"
 
 
 rule serverpools_examples:
@@ -55,12 +79,12 @@ rule serverpools_examples:
         unstable="results/serverpools/serverpools_examples/unstable.json",
     log:
         "logs/serverpools/serverpools_examples.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     message:
         "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances"
     script:
@@ -73,12 +97,12 @@ rule serverpools_boundary:
         crossings="results/serverpools/serverpools_boundary/crossings.csv",
     log:
         "logs/serverpools/serverpools_boundary.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         boundary=SP["boundary"],
     message:
@@ -92,12 +116,12 @@ rule serverpools_fluid:
         trajectory="results/serverpools/serverpools_fluid/{example}.csv",
     log:
         "logs/serverpools/serverpools_fluid/{example}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=10,
-        mem_mb=1000,
+        **small_job_resources(),
     params:
         seed=config["seed"],
         fluid=lambda wildcards: SP["fluid"][wildcards.example],
@@ -109,36 +133,31 @@ rule serverpools_fluid:
 
 rule serverpools_stochastic:
     output:
-        trace="results/serverpools/serverpools_stochastic/{example}_r{r}_trace.csv",
-        summary="results/serverpools/serverpools_stochastic/{example}_r{r}_summary.csv",
+        trace="results/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}_trace.csv",
+        summary="results/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}_summary.csv",
     log:
-        "logs/serverpools/serverpools_stochastic/{example}_r{r}.log",
+        "logs/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=30,
-        mem_mb=2000,
+        **job_resources(sp_stochastic_seconds, sp_stochastic_mb),
     params:
         seed=config["seed"],
-        t_end=SP["stochastic"]["t_end"],
-        warmup=SP["stochastic"]["warmup"],
-        record_every=SP["stochastic"]["record_every"],
-        replications=SP["stochastic"]["replications"],
+        t_end=SP_STOCHASTIC["t_end"],
+        warmup=SP_STOCHASTIC["warmup"],
+        record_every=SP_STOCHASTIC["record_every"],
     message:
-        "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}"
+        "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}, chunk {wildcards.chunk}"
     script:
         "../scripts/serverpools_stochastic.py"
 
 
 rule serverpools_stochastic_summary:
     input:
-        traces=expand(
-            rules.serverpools_stochastic.output.trace, example=SP_EXAMPLES, r=SP_R
-        ),
-        summaries=expand(
-            rules.serverpools_stochastic.output.summary, example=SP_EXAMPLES, r=SP_R
-        ),
+        traces=sp_stochastic_outputs("trace"),
+        summaries=sp_stochastic_outputs("summary"),
     output:
         traces="results/serverpools/serverpools_stochastic_summary/traces.csv",
         runs="results/serverpools/serverpools_stochastic_summary/runs.csv",
@@ -184,27 +203,46 @@ rule serverpools_table:
 
 rule serverpools_covariance:
     output:
-        table=report_table(
-            "results/serverpools/serverpools_covariance/covariance.csv",
-            "serverpools_covariance",
-            "covariance vs Lyapunov",
-        ),
-        markdown="results/serverpools/serverpools_covariance/covariance.md",
+        runs="results/serverpools/serverpools_covariance/{chunk}.csv",
     log:
-        "logs/serverpools/serverpools_covariance.log",
+        "logs/serverpools/serverpools_covariance/{chunk}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        runtime=20,
-        mem_mb=1000,
+        **job_resources(sp_covariance_seconds),
     params:
         seed=config["seed"],
-        covariance=SP["covariance"],
+        covariance={k: v for k, v in SP_COVARIANCE.items() if k != "replications"},
+    message:
+        "Part C: simulating the stable example's stationary covariance, chunk {wildcards.chunk}"
+    script:
+        "../scripts/serverpools_covariance.py"
+
+
+rule serverpools_covariance_table:
+    input:
+        runs=expand(
+            rules.serverpools_covariance.output.runs, chunk=sp_covariance_chunks()
+        ),
+    output:
+        table=report_table(
+            "results/serverpools/serverpools_covariance_table/covariance.csv",
+            "serverpools_covariance",
+            "covariance vs Lyapunov",
+        ),
+        markdown="results/serverpools/serverpools_covariance_table/covariance.md",
+    log:
+        "logs/serverpools/serverpools_covariance_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        covariance=SP_COVARIANCE,
     message:
         "Part C: simulated stationary covariance of the stable example vs the Lyapunov solution"
     script:
-        "../scripts/serverpools_covariance.py"
+        "../scripts/serverpools_covariance_table.py"
 
 
 rule serverpools_fig_tree:
@@ -298,12 +336,12 @@ rule serverpools_fig_time_average:
 
 rule serverpools_all:
     input:
-        rules.serverpools_search.output,
+        rules.serverpools_search_summary.output,
         rules.serverpools_examples.output,
         rules.serverpools_boundary.output,
         rules.serverpools_stochastic_summary.output,
         rules.serverpools_table.output,
-        rules.serverpools_covariance.output,
+        rules.serverpools_covariance_table.output,
         expand(rules.serverpools_fig_tree.output, example=SP_EXAMPLES),
         rules.serverpools_fig_boundary.output,
         rules.serverpools_fig_fluid.output,

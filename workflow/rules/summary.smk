@@ -15,7 +15,7 @@ rule summary:
         multiskill_fig6=rules.multiskill_table1.output.runs,
         multiskill_iterations=rules.multiskill_iteration_table.output.stats,
         multiskill_simulation=rules.multiskill_simulation_table.output.rows,
-        multiskill_load_sweep=rules.multiskill_simulate_table1.output.rows,
+        multiskill_load_sweep=rules.multiskill_simulation_table.output.load_sweep,
         deadlines_gap=rules.deadlines_gap_table.output.table,
         deadlines_large=rules.deadlines_large_table.output.table,
         deadlines_pure_routing=expand(
@@ -23,7 +23,7 @@ rule summary:
         ),
         serverpools_time_average=rules.serverpools_stochastic_summary.output.averages,
         serverpools_slope=rules.serverpools_stochastic_summary.output.verdicts,
-        serverpools_covariance=rules.serverpools_covariance.output.table,
+        serverpools_covariance=rules.serverpools_covariance_table.output.table,
         serverpools_fluid=expand(
             rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
         ),

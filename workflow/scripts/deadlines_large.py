@@ -1,6 +1,12 @@
-"""Simulated costs of BS, IO, PI, RB on n random clusters, relative to PI."""
+"""One chunk of Part B's large systems: every replication of its block under BS, IO, PI, RB on
+n random clusters (thin adapter; the paired statistics are made by deadlines_large_table)."""
 
-from queue_routing.deadlines.experiments import deadline_dict, large_instance, large_system
+from queue_routing.chunks import parse_chunk
+from queue_routing.deadlines.experiments import (
+    deadline_dict,
+    large_instance,
+    large_system_replications,
+)
 from queue_routing.io import write_table
 from queue_routing.pipeline import run_script
 
@@ -17,16 +23,16 @@ def main(snakemake):
         rejection_cost=p.rejection_cost,
         deadline=deadline_dict(p.deadline, p.mean_deadline, p.uniform_spread),
     )
-    table = large_system(
+    table = large_system_replications(
         instance,
         table_size=large["table_size"],
         horizon=large["horizon"],
         warmup=large["warmup"],
-        replications=large["replications"],
+        replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=p.seed,
         keys=("deadlines-large", n),
     )
-    write_table(table, snakemake.output.table)
+    write_table(table, snakemake.output.replications)
 
 
 run_script(snakemake, main)  # noqa: F821

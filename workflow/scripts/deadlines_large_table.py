@@ -1,15 +1,46 @@
-"""Large-system costs of every size in one table."""
+"""Large-system comparisons of every size from the chunks' replications, in one table."""
 
 import pandas as pd
 
+from queue_routing.deadlines.experiments import (
+    deadline_dict,
+    large_instance,
+    large_system_from_replications,
+)
 from queue_routing.io import write_table
 from queue_routing.pipeline import run_script
 
 
 def main(snakemake):
-    table = pd.concat([pd.read_csv(p) for p in snakemake.input.tables], ignore_index=True)
+    p = snakemake.params
+    large = p.large
+    replications = pd.concat(
+        [pd.read_csv(path) for path in snakemake.input.replications], ignore_index=True
+    )
+    tables = []
+    for n in p.clusters:
+        instance = large_instance(
+            p.seed,
+            n,
+            servers_range=large["servers_range"],
+            rate_range=large["rate_range"],
+            load=large["load"],
+            rejection_cost=p.rejection_cost,
+            deadline=deadline_dict(p.deadline, p.mean_deadline, p.uniform_spread),
+        )
+        tables.append(
+            large_system_from_replications(
+                instance,
+                replications[replications["clusters"] == n],
+                table_size=large["table_size"],
+                horizon=large["horizon"],
+                warmup=large["warmup"],
+                seed=p.seed,
+                keys=("deadlines-large", n),
+            )
+        )
     write_table(
-        table,
+        pd.concat(tables, ignore_index=True),
         snakemake.output.table,
         snakemake.output.markdown,
         title=(

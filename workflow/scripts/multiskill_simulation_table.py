@@ -1,20 +1,44 @@
-"""Aggregate the paired policy comparisons into per-C and Table 1 tables (thin adapter)."""
+"""Paired comparisons of the policies from the chunks' replication costs: per-C and Table 1
+tables (thin adapter)."""
 
 import pandas as pd
 
-from queue_routing.io import atomic_path, write_table
-from queue_routing.multiskill.experiments import simulation_summary, verdict_summary
+from queue_routing.io import atomic_path, read_json, write_table
+from queue_routing.multiskill import Instance
+from queue_routing.multiskill.experiments import (
+    policy_comparison_from_costs,
+    simulation_summary,
+    table1_load_sweep_from_costs,
+    verdict_summary,
+)
 from queue_routing.pipeline import run_script
 
 
 def _concat(paths):
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    frames = [pd.read_csv(p) for p in paths]
+    return pd.concat([f for f in frames if len(f)], ignore_index=True)
 
 
 def main(snakemake):
-    rows = _concat(snakemake.input.rows)
+    p = snakemake.params
+    common = {"policies": p.policies, "warmup": p.warmup, "seed": p.seed}
+    costs = _concat(snakemake.input.costs)
+    frames, diff_frames = [], []
+    for path in snakemake.input.instances:
+        data = read_json(path)
+        instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
+        rows, diffs = policy_comparison_from_costs(
+            instances,
+            costs[costs["n_classes"] == data["n_classes"]],
+            horizon=p.horizon,
+            tag="random",
+            **common,
+        )
+        frames.append(rows)
+        diff_frames.append(diffs)
+    rows = pd.concat(frames, ignore_index=True)
     write_table(rows, snakemake.output.rows)
-    write_table(_concat(snakemake.input.differences), snakemake.output.differences)
+    write_table(pd.concat(diff_frames, ignore_index=True), snakemake.output.differences)
     summary = simulation_summary(rows)
     write_table(summary, snakemake.output.summary)
     verdicts = verdict_summary(rows)
@@ -28,9 +52,14 @@ def main(snakemake):
             + verdicts.to_markdown(index=False)
             + "\n"
         )
-    table1 = pd.read_csv(snakemake.input.table1)
+    table1, differences = table1_load_sweep_from_costs(
+        p.load_factors, _concat(snakemake.input.table1), horizon=p.table1_horizon, **common
+    )
+    for f in table1.attrs.get("skipped", []):
+        print(f"load factor {f}: unstable, skipped")
+    write_table(table1, snakemake.output.load_sweep)
+    write_table(differences, snakemake.output.load_sweep_differences)
     cols = ["load_factor", "policy", "ratio", "ratio_ci95", "rank", "best", "cost", "ci95"]
-    differences = pd.read_csv(snakemake.input.table1_differences)
     dcols = ["load_factor", "policy_a", "policy_b", "relative_difference", "relative_ci95"]
     with atomic_path(snakemake.output.table1) as tmp:
         tmp.write_text(

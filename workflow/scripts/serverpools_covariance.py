@@ -1,35 +1,26 @@
-"""Simulated stationary covariance of the stable example vs Lyapunov (thin adapter)."""
+"""One block of replications of the stable example's covariance simulation (thin adapter;
+serverpools_covariance_table compares their mean with the Lyapunov solution)."""
 
+from queue_routing.chunks import parse_chunk
 from queue_routing.io import write_table
 from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
-from queue_routing.serverpools.experiments import covariance_table
+from queue_routing.serverpools.experiments import covariance_replications
 from queue_routing.serverpools.instances import example_system
 
 
 def main(snakemake):
     p = snakemake.params.covariance
-    table = covariance_table(
+    runs = covariance_replications(
         "stable",
         solve_spp(example_system("stable")),
         r=p["r"],
         t_end=p["t_end"],
         warmup=p["warmup"],
-        replications=p["replications"],
+        replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=snakemake.params.seed,
     )
-    print(table.to_string())
-    write_table(
-        table,
-        snakemake.output.table,
-        snakemake.output.markdown,
-        title=(
-            f"Stable example: simulated stationary covariance of (X^r - r psi*)/sqrt(r) at "
-            f"r = {p['r']:g} ({p['replications']} replications, mean ± SE) vs the Lyapunov "
-            "solution of A_u S + S A_u^T + 2 diag(lambda) = 0"
-        ),
-        float_format="%.4g",
-    )
+    write_table(runs, snakemake.output.runs)
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -1,39 +1,29 @@
-"""The seeded instability search over random activity trees (thin adapter)."""
+"""One chunk of the seeded instability search: a block of samples of some sizes (thin adapter;
+serverpools_search_summary merges the chunks)."""
 
-from queue_routing.io import write_json, write_table
+from queue_routing.chunks import parse_chunk
+from queue_routing.io import write_json
 from queue_routing.pipeline import run_script
-from queue_routing.serverpools.experiments import search_sizes, search_tables
-
-
-def _size(size):
-    return "none found" if size is None else f"(I, J) = ({size[0]}, {size[1]})"
+from queue_routing.serverpools.experiments import search_chunk, search_sizes
 
 
 def main(snakemake):
     p = snakemake.params.search
+    chunk = parse_chunk(snakemake.wildcards.chunk)
     sizes = search_sizes(p["max_classes"], p["max_pools"])
-    summary, record = search_tables(
+    if chunk.items.stop > len(sizes):
+        raise ValueError(f"chunk {chunk.label()}: there are only {len(sizes)} sizes")
+    summaries = search_chunk(
         snakemake.params.seed,
-        sizes,
-        p["samples_per_size"],
+        [sizes[k] for k in chunk.items],
+        chunk.replications,  # the samples
         mu_range=p["mu_range"],
         flow_range=p["flow_range"],
         rho=p["rho"],
         tol=p["tol"],
         workers=snakemake.threads,
     )
-    u, c = record["smallest_unstable_underloaded"], record["smallest_unstable_critical"]
-    print(f"smallest unstable A_u: {_size(u)}; A_c: {_size(c)}")
-    write_table(
-        summary,
-        snakemake.output.summary,
-        snakemake.output.markdown,
-        title=(
-            f"Instability search over {len(sizes)} sizes, {p['samples_per_size']} random trees "
-            f"each: smallest unstable A_u {_size(u)}; A_c {_size(c)}"
-        ),
-    )
-    write_json(record, snakemake.output.search)
+    write_json(summaries, snakemake.output.chunk)
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -1,5 +1,6 @@
-"""Simulate one example at one scale r, several replications (thin adapter)."""
+"""Simulate one example at one scale r, one block of replications (thin adapter)."""
 
+from queue_routing.chunks import parse_chunk
 from queue_routing.io import write_table
 from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
@@ -17,7 +18,7 @@ def main(snakemake):
         t_end=p.t_end,
         warmup=p.warmup,
         record_every=p.record_every,
-        replications=p.replications,
+        replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=p.seed,
     )
     write_table(trace, snakemake.output.trace)

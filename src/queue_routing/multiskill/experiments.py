@@ -619,13 +619,20 @@ def policy_comparison_from_costs(
     return pd.DataFrame(rows), pd.DataFrame(diffs)
 
 
-def table1_instances(factors: Sequence[float]) -> tuple[list[tuple[int, Instance]], list[float]]:
+def table1_instances(
+    factors: Sequence[float], indices: Sequence[int] | None = None
+) -> tuple[list[tuple[int, Instance]], list[float]]:
     """Table 1 with every intensity scaled by each factor: ``([(k, instance), ...], skipped)``,
-    ``k`` the factor's index in ``factors`` (the instance key of the load sweep); factors that
-    make the instance unstable (Proposition 1) are skipped and returned in ``skipped``."""
+    ``k`` the factor's index (the instance key of the load sweep): its position in
+    ``factors``, or ``indices[position]`` when the factors are a chunk's share of a longer
+    list (:mod:`queue_routing.chunks`). Factors that make the instance unstable
+    (Proposition 1) are skipped and returned in ``skipped``."""
     base = table1()
+    keys = range(len(factors)) if indices is None else [int(k) for k in indices]
+    if len(keys) != len(factors):
+        raise ValueError(f"{len(factors)} load factors but {len(keys)} indices")
     instances, skipped = [], []
-    for k, f in enumerate(factors):
+    for k, f in zip(keys, factors, strict=True):
         try:
             inst = Instance(mu=base.mu, cost=base.cost, eta=base.eta * f, name=f"table1x{f}")
         except ValueError:

@@ -1,0 +1,322 @@
+"""Cost model of the pipeline's jobs: predicted wall time (s) and memory (MB) from their work.
+
+Every heavy rule's ``runtime`` (minutes) and ``mem_mb`` requests, and the chunking of its
+work (:func:`queue_routing.chunks.plan_chunks`), follow from the functions here: each turns
+the work a job is given -- uniformised steps or events to simulate, samples to search,
+states of a chain -- into a predicted wall time on one core, with constants calibrated by
+``benchmarks/resources.py`` (which prints the measured values next to these) on the
+development machine: 2 cores shared with other work (load average about 2), Python 3.11,
+numpy 2.4, numba 0.68. The requests are the prediction times a **safety factor** (config
+``scaling.safety_factor``, 2 by default: it covers the measured spread between runs on the
+shared machine, about +-30%, and a slower cluster core), times the **attempt** number, so a
+job that still runs out of time is resubmitted by Snakemake's ``retries`` with twice, then
+three times, the limit (README, "Scaling a study").
+
+Predictions are for the job's own work plus :data:`JOB_OVERHEAD_SECONDS` (start-up: the job's
+Snakemake process reads the workflow, then the script imports the library); they are
+expectations, not bounds: where the work depends on random instances (Part A's uniformisation
+rates, Part B's drawn clusters) the expected value over the generator is used, or the instance
+itself when it is cheap to draw.
+
+Calibration (``python benchmarks/resources.py``, 2025, the development machine under load 2;
+the constant used is at the upper end of what was measured, the safety factor on top):
+
+======================================  ==============================  =====================
+quantity                                measured                        constant
+======================================  ==============================  =====================
+job start-up (Snakemake job + imports)  3.6 s dry run of the smoke DAG  10 s
+                                        + 1.1 s imports
+Part A uniformised step (all policies)  22-45 ns (whole C = 120, 200     30 ns
+                                        comparisons end to end: 29.7,
+                                        30.4 ns)
+Part A uniformisation rate Lambda(C)    36.4 C + 15 (20 instances per    36.4 C + 15 per unit
+                                        C = 10, 50, 100, 200; within     time
+                                        +-10% of every instance)
+Part A solver run (Algorithm 1)         0.85-4.8 ms at C = 10-200        1 ms + 0.02 ms C
+Part B arrival, per policy              230-290 ns at n = 4-20,          200 ns + 8 ns n
+                                        520 ns at n = 50
+Part B index tables (3 policies)        0.09-0.5 s at n = 8-50           0.05 s + 0.01 s n
+Part B two-cluster point                0.1-0.9 s at L = 45, 3.2 s at    1.5e-3 s (L/10)^3.3
+                                        L = 102, 47 s at L = 230
+Part C event (LQFS-LB kernel + trace)   100-160 ns (r = 1e3-1e5)         110 ns
+Part C events per unit time             2.00 r sum(lambda)               2 r sum(lambda)
+Part C search sample                    1.4-2.1 ms at I + J = 3-10       1.2 ms + 0.1 ms (I+J)
+memory of a job (Snakemake + script)    138 MB + 190-210 MB              400 MB
+======================================  ==============================  =====================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = [
+    "BASE_MEMORY_MB",
+    "DEADLINES_INDEX_SECONDS",
+    "DEADLINES_SECONDS_PER_ARRIVAL",
+    "JOB_OVERHEAD_SECONDS",
+    "MIN_RUNTIME_MINUTES",
+    "MULTISKILL_SECONDS_PER_STEP",
+    "SERVERPOOLS_SECONDS_PER_EVENT",
+    "SERVERPOOLS_TOTAL_ARRIVAL_RATES",
+    "deadlines_expected_arrival_rate",
+    "deadlines_large_seconds",
+    "deadlines_two_cluster_seconds",
+    "memory_mb",
+    "multiskill_compare_seconds",
+    "multiskill_event_rate",
+    "multiskill_simulation_seconds",
+    "multiskill_solve_seconds",
+    "runtime_minutes",
+    "serverpools_events",
+    "serverpools_search_seconds",
+    "serverpools_simulation_seconds",
+    "small_job_seconds",
+    "table1_event_rate",
+]
+
+#: Start-up of one job (s): its Snakemake process reading the workflow (3.6 s for the smoke
+#: DAG, more for a large one) and the script importing the library (1.1 s).
+JOB_OVERHEAD_SECONDS = 10.0
+#: Memory of a job without its data (MB): the job's Snakemake process (138 MB peak) and the
+#: script's Python with numpy, pandas, scipy, numba and the library (190-210 MB peak).
+BASE_MEMORY_MB = 400.0
+#: Smallest runtime request (minutes): SLURM's granularity is a minute, and a limit of a few
+#: minutes keeps a job with a slow start (busy file system, cold numba cache) alive.
+MIN_RUNTIME_MINUTES = 5
+
+#: Part A: wall time of one uniformised step of the compiled kernel (s), any policy.
+MULTISKILL_SECONDS_PER_STEP = 30e-9
+#: Part A: Table 1's sum of capacities and sum of intensities (Sec. 6.3; work per unit time).
+_TABLE1_MU, _TABLE1_ETA = 176.0, 117.0
+#: Part B: wall time of one arrival of one policy (s) = a + b n (n clusters).
+DEADLINES_SECONDS_PER_ARRIVAL = (200e-9, 8e-9)
+#: Part B: building the index tables of IO, PI, RB (s) = a + b n.
+DEADLINES_INDEX_SECONDS = (0.05, 0.01)
+#: Part C: wall time of one event of the LQFS-LB kernel, trace recording included (s).
+SERVERPOOLS_SECONDS_PER_EVENT = 110e-9
+#: Part C: one sample of the instability search (s) = a + b (I + J).
+_SEARCH_SECONDS_PER_SAMPLE = (1.2e-3, 0.1e-3)
+#: Part C: total arrival rate ``sum(lambda)`` per unit r of each example system
+#: (:func:`queue_routing.serverpools.instances.example_system`; tests/test_resources.py checks
+#: them), here so that the workflow can plan without importing the simulators (1.2 s).
+SERVERPOOLS_TOTAL_ARRIVAL_RATES = {"stable": 2.7, "unstable": 1.0098}
+
+
+def _positive(name: str, value: float) -> float:
+    value = float(value)
+    if not value > 0 or not math.isfinite(value):
+        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return value
+
+
+def runtime_minutes(seconds: float, *, attempt: int = 1, safety_factor: float = 2.0) -> int:
+    """The ``runtime`` request (whole minutes) of a job predicted to work ``seconds``:
+    ``attempt`` times ``ceil(safety_factor * (seconds + JOB_OVERHEAD_SECONDS) / 60)``, the
+    latter at least :data:`MIN_RUNTIME_MINUTES`.
+
+    >>> runtime_minutes(600.0), runtime_minutes(600.0, attempt=2), runtime_minutes(1.0)
+    (21, 42, 5)
+    """
+    if isinstance(attempt, bool) or int(attempt) != attempt or attempt < 1:
+        raise ValueError(f"attempt must be an int >= 1, got {attempt!r}")
+    if not seconds >= 0 or not math.isfinite(seconds):
+        raise ValueError(f"seconds must be finite and >= 0, got {seconds}")
+    factor = _positive("safety_factor", safety_factor)
+    minutes = math.ceil(factor * (seconds + JOB_OVERHEAD_SECONDS) / 60.0)
+    return int(attempt) * max(minutes, MIN_RUNTIME_MINUTES)
+
+
+def memory_mb(data_mb: float = 0.0, *, attempt: int = 1, safety_factor: float = 2.0) -> int:
+    """The ``mem_mb`` request of a job holding ``data_mb`` MB of its own data:
+    ``attempt`` times ``ceil(safety_factor * (BASE_MEMORY_MB + data_mb))``.
+
+    >>> memory_mb(), memory_mb(100.0, attempt=2)
+    (800, 2000)
+    """
+    if isinstance(attempt, bool) or int(attempt) != attempt or attempt < 1:
+        raise ValueError(f"attempt must be an int >= 1, got {attempt!r}")
+    if not data_mb >= 0 or not math.isfinite(data_mb):
+        raise ValueError(f"data_mb must be finite and >= 0, got {data_mb}")
+    factor = _positive("safety_factor", safety_factor)
+    return int(attempt) * math.ceil(factor * (BASE_MEMORY_MB + data_mb))
+
+
+def small_job_seconds() -> float:
+    """The predicted work of a rule whose work the config hardly changes (Table 1 by every
+    solver, the C = 2 maps, the examples, the boundary scan, the fluid runs, the index
+    functions): 60 s, above each of them in the default config (at most 20 s measured)."""
+    return 60.0
+
+
+# -- Part A ---------------------------------------------------------------------------------
+def multiskill_event_rate(n_classes: int) -> float:
+    """Expected uniformisation rate ``Lambda = sum_i eta_i + sum_j mu_j`` (steps per unit
+    time) of a random instance with ``n_classes`` classes
+    (:func:`queue_routing.multiskill.instances.random_instance`): ``36.4 C + 15``.
+
+    The generator draws ``eta_i`` from ``round(U(1, 20))`` (mean 10.5) and the dedicated
+    ``mu_i`` from ``ceil(U(10, 40))`` (mean 25.5), so ``Lambda / C`` tends to 36 plus the
+    multi-skilled server's share; the constants are fitted on 20 instances per C at C = 10,
+    50, 100, 200 (``benchmarks/resources.py`` checks them), and every instance drawn there is
+    within 10% of the fit.
+
+    >>> round(multiskill_event_rate(200))
+    7295
+    """
+    if isinstance(n_classes, bool) or int(n_classes) != n_classes or n_classes < 1:
+        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
+    return 36.4 * int(n_classes) + 15.0
+
+
+def table1_event_rate(load_factor: float) -> float:
+    """Uniformisation rate (steps per unit time) of Table 1 with intensities scaled by
+    ``load_factor``: ``sum_j mu_j + load_factor * sum_i eta_i`` (176 + 117 s).
+
+    >>> table1_event_rate(1.0)
+    293.0
+    """
+    return _TABLE1_MU + _positive("load_factor", load_factor) * _TABLE1_ETA
+
+
+def multiskill_simulation_seconds(
+    event_rate: float,
+    *,
+    policies: Sequence[str],
+    replications: int,
+    horizon: float,
+    warmup: float,
+) -> float:
+    """Predicted wall time (s) of ``replications`` replications of every policy on one
+    instance of uniformisation rate ``event_rate`` (steps per unit time), as a paired
+    comparison simulates them: Bernoulli routing (the control) and each other policy, each
+    replication ``round(event_rate * (warmup + horizon))`` steps of
+    :data:`MULTISKILL_SECONDS_PER_STEP`.
+
+    >>> round(multiskill_simulation_seconds(7295.0, policies=["bernoulli", "jsq", "led",
+    ...     "io", "pi"], replications=10, horizon=1000.0, warmup=100.0))
+    12
+    """
+    simulated = len(set(policies) | {"bernoulli"})
+    steps = _positive("event_rate", event_rate) * (float(horizon) + float(warmup))
+    return simulated * int(replications) * steps * MULTISKILL_SECONDS_PER_STEP
+
+
+def multiskill_solve_seconds(n_instances: int, n_classes: int, runs_per_instance: int) -> float:
+    """Predicted wall time (s) of the exact solver and ``runs_per_instance`` runs of
+    Algorithm 1 on each of ``n_instances`` instances with ``n_classes`` classes: ``(1 ms +
+    0.02 ms C)`` per run (measured 0.85 ms at C = 10, 4.8 ms at C = 200).
+
+    >>> round(multiskill_solve_seconds(10, 200, 16), 2)
+    0.8
+    """
+    return n_instances * runs_per_instance * (1e-3 + 2e-5 * n_classes)
+
+
+def multiskill_compare_seconds(n_instances: int, n_classes: int) -> float:
+    """Predicted wall time (s) of the three comparison systems on ``n_instances`` instances:
+    a few exact solves each, bounded by one Algorithm 1 run per instance."""
+    return multiskill_solve_seconds(n_instances, n_classes, 1)
+
+
+# -- Part B ---------------------------------------------------------------------------------
+def deadlines_expected_arrival_rate(
+    n_clusters: int, servers_range: Sequence[int], rate_range: Sequence[float], load: float
+) -> float:
+    """Expected arrival rate (jobs per unit time) of the large system with ``n_clusters``
+    clusters (:func:`queue_routing.deadlines.experiments.large_instance`): ``load`` times the
+    expected capacity ``n E[m] E[mu]``, ``m`` uniform on the integers of ``servers_range`` and
+    ``mu`` uniform on ``rate_range``. (A drawn instance of 4 clusters was 45% above it, of 20
+    clusters within 5%.)
+
+    >>> deadlines_expected_arrival_rate(20, [1, 4], [0.5, 1.5], 0.9)
+    45.0
+    """
+    mean_m = (int(servers_range[0]) + int(servers_range[1])) / 2.0
+    mean_mu = (float(rate_range[0]) + float(rate_range[1])) / 2.0
+    return float(load) * int(n_clusters) * mean_m * mean_mu
+
+
+def deadlines_large_seconds(
+    arrival_rate: float,
+    n_clusters: int,
+    *,
+    replications: int,
+    horizon: float,
+    warmup: float,
+    policies: int = 4,
+) -> float:
+    """Predicted wall time (s) of ``replications`` replications of ``policies`` policies on
+    ``n_clusters`` clusters fed at ``arrival_rate`` (jobs per unit time): each replication
+    ``arrival_rate * (warmup + horizon)`` arrivals at :data:`DEADLINES_SECONDS_PER_ARRIVAL`
+    (``200 ns + 8 ns n``: the index decision scans the clusters), plus the index tables
+    (:data:`DEADLINES_INDEX_SECONDS`, built once per job).
+
+    >>> round(deadlines_large_seconds(43.1, 20, replications=10, horizon=2000.0,
+    ...     warmup=200.0), 1)
+    1.6
+    """
+    a, b = DEADLINES_SECONDS_PER_ARRIVAL
+    arrivals = _positive("arrival_rate", arrival_rate) * (float(horizon) + float(warmup))
+    tables = DEADLINES_INDEX_SECONDS[0] + DEADLINES_INDEX_SECONDS[1] * n_clusters
+    return policies * int(replications) * arrivals * (a + b * n_clusters) + tables
+
+
+def deadlines_two_cluster_seconds(points: int, truncation: int) -> float:
+    """Predicted wall time (s) of ``points`` exact evaluations on two clusters whose
+    truncation check starts at level ``truncation``: ``1.5 ms (L/10)^3.3`` per point at the
+    level ``L = 1.5^2 truncation`` that the default sweeps mostly settle at (two raises;
+    measured 0.1-0.9 s at L = 45 and 68, 3.2 s at L = 102, 47 s at L = 230).
+
+    A point near capacity can need a much higher level (up to 499): its job then outruns
+    the prediction and is resubmitted with a longer limit (``retries``).
+
+    >>> round(deadlines_two_cluster_seconds(8, 30), 1)
+    6.5
+    """
+    level = 2.25 * _positive("truncation", truncation)
+    return int(points) * 1.5e-3 * (level / 10.0) ** 3.3
+
+
+# -- Part C ---------------------------------------------------------------------------------
+def serverpools_events(r: float, total_arrival_rate: float, t_end: float) -> float:
+    """Expected events (arrivals and departures) of one replication of the r-th system on
+    ``[0, t_end]``: ``2 r sum(lambda) t_end`` (every arrival departs; measured 1.99-2.00 on
+    both examples).
+
+    >>> serverpools_events(1e4, 2.7, 150.0)
+    8100000.0
+    """
+    return 2.0 * _positive("r", r) * _positive("total_arrival_rate", total_arrival_rate) * t_end
+
+
+def serverpools_simulation_seconds(
+    r: float, total_arrival_rate: float, t_end: float, replications: int
+) -> float:
+    """Predicted wall time (s) of ``replications`` replications of the r-th system:
+    :func:`serverpools_events` each at :data:`SERVERPOOLS_SECONDS_PER_EVENT`.
+
+    >>> round(serverpools_simulation_seconds(1e6, 2.7, 150.0, 3))
+    267
+    """
+    events = serverpools_events(r, total_arrival_rate, t_end)
+    return int(replications) * events * SERVERPOOLS_SECONDS_PER_EVENT
+
+
+def serverpools_search_seconds(
+    n_sizes: int, largest: tuple[int, int], samples: int, workers: int = 1
+) -> float:
+    """Predicted wall time (s) of ``samples`` samples of each of ``n_sizes`` sizes (I, J), none
+    larger than ``largest`` = (max I, max J), on ``workers`` processes: at most ``1.2 ms +
+    0.1 ms (I + J)`` per sample (a tree, its LP solution and two spectra, of sizes I + J - 1
+    and I), the sizes shared among the workers (one size's share is the floor).
+
+    >>> round(serverpools_search_seconds(25, (5, 5), 10000, workers=2))
+    275
+    """
+    a, b = _SEARCH_SECONDS_PER_SAMPLE
+    per_size = int(samples) * (a + b * (int(largest[0]) + int(largest[1])))
+    n_sizes = int(n_sizes)
+    if n_sizes < 1:
+        return 0.0
+    return per_size * max(n_sizes / max(1, min(int(workers), n_sizes)), 1.0)
