@@ -153,9 +153,9 @@ def plan_chunks(
     ``items_per_job`` and ``replications_per_job`` are the block sizes; where one is 0 it is
     derived from ``target_seconds`` (the predicted wall time a job should not exceed, s) and
     ``unit_seconds`` (the predicted time of one replication of one item, s; a sequence gives
-    one value per item, and the largest is used): replications stay together while one item
-    with all its replications fits the target, and are cut into the fewest blocks that fit
-    otherwise; then as many items as fit share a job. Blocks are balanced
+    one value per item, and the largest is used): among the blocks that fit the target, the
+    split into the fewest jobs, and of those the one that cuts the replications least (an
+    item keeps all its replications in one job while they fit). Blocks are balanced
     (:func:`balanced_blocks`). A single replication longer than the target is a job alone.
 
     >>> [c.label() for c in plan_chunks(4, 10, unit_seconds=1.0, target_seconds=25.0)]
@@ -164,6 +164,12 @@ def plan_chunks(
     ['r0-3', 'r4-6', 'r7-9']
     >>> len(plan_chunks(3, 5, unit_seconds=1.0, target_seconds=1e9, items_per_job=1))
     3
+
+    With 1.5 items' worth of work per job, cutting the replications in three fills the jobs
+    better than one item per job (75 jobs instead of 100):
+
+    >>> len(plan_chunks(100, 50, unit_seconds=12.0, target_seconds=890.0))
+    75
     """
     if n_items is not None and n_items < 1:
         raise ValueError(f"n_items must be >= 1 or None, got {n_items}")
@@ -179,10 +185,30 @@ def plan_chunks(
         )
     items = 1 if n_items is None else int(n_items)
     budget = math.inf if unit == 0.0 else target_seconds / unit  # units of work per job
-    reps = replications_per_job or (
-        n_replications if n_replications <= budget else _derived(budget, n_replications)
-    )
-    per_item = items_per_job or _derived(budget / min(reps, n_replications), items)
+
+    def jobs(blocks: int) -> tuple[int, int]:
+        """(jobs, items per job) with the replications in ``blocks`` balanced blocks."""
+        per_block = math.ceil(n_replications / blocks)
+        per_item = items_per_job or _derived(budget / per_block, items)
+        return math.ceil(items / per_item) * blocks, per_item
+
+    if replications_per_job:
+        blocks = math.ceil(n_replications / replications_per_job)
+    else:
+        # The fewest jobs over the numbers of replication blocks whose blocks fit the target,
+        # fewer blocks first among equals; a split into b blocks has at least b jobs.
+        fitting = _derived(budget, n_replications)
+        best = None
+        for b in range(1, n_replications + 1):
+            if best is not None and b > best[0]:
+                break
+            if math.ceil(n_replications / b) > fitting:
+                continue
+            if best is None or jobs(b)[0] < best[0]:
+                best = (jobs(b)[0], b)
+        blocks = best[1]
+    reps = math.ceil(n_replications / blocks)
+    per_item = jobs(blocks)[1]
     rep_blocks = balanced_blocks(n_replications, reps)
     item_blocks = [None] if n_items is None else balanced_blocks(items, per_item)
     return [Chunk(i, r) for i in item_blocks for r in rep_blocks]

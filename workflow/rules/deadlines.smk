@@ -54,7 +54,7 @@ rule deadlines_two_cluster:
         truncation=DL["exact"]["truncation"],
         tol=DL["exact"]["tol"],
     message:
-        "Part B: exact costs of BS, IO, PI, RB and the optimal cost along the {wildcards.sweep} sweep"
+        "Part B: exact costs of BS, IO, PI, RB and the optimal cost along the {wildcards.sweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/deadlines_two_cluster.py"
 
@@ -94,7 +94,7 @@ rule deadlines_indices:
         base=DL["base"],
         upto=DL["indices"]["upto"],
     message:
-        "Part B: index functions IO, PI, RB of the base two-cluster instance"
+        "Part B: index functions IO, PI, RB of the base two-cluster instance ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/deadlines_indices.py"
 
@@ -118,7 +118,7 @@ rule deadlines_large:
         uniform_spread=DL["base"]["uniform_spread"],
         large=DL_LARGE_RUN,
     message:
-        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters, chunk {wildcards.chunk}"
+        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/deadlines_large.py"
 

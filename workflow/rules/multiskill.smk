@@ -67,7 +67,7 @@ rule multiskill_solve:
         seed=config["seed"],
         fixed_point=MS["fixed_point"],
     message:
-        "Part A: exact solver and Algorithm 1 on the C={wildcards.n_classes} instances"
+        "Part A: exact solver and Algorithm 1 on the C={wildcards.n_classes} instances ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_solve.py"
 
@@ -86,7 +86,7 @@ rule multiskill_compare:
     resources:
         **job_resources(ms_compare_seconds),
     message:
-        "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes}"
+        "Part A: multi-skilled vs no-sharing vs all-sharing costs, C={wildcards.n_classes} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_compare.py"
 
@@ -156,7 +156,7 @@ rule multiskill_table1:
         generic_methods=MS["generic"]["methods"],
         updates=MS_UPDATES,
     message:
-        "Part A: Table 1 instance by every solver and Algorithm 1 trajectories (Fig. 6)"
+        "Part A: Table 1 instance by every solver and Algorithm 1 trajectories (Fig. 6) ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_table1.py"
 
@@ -177,7 +177,7 @@ rule multiskill_two_class:
     params:
         setting=MS["two_class"],
     message:
-        "Part A: C=2 optimal cases and loads by the closed forms and the exact solver"
+        "Part A: C=2 optimal cases and loads by the closed forms and the exact solver ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_two_class.py"
 
@@ -199,7 +199,7 @@ rule multiskill_switching:
     params:
         setting=MS["switching"],
     message:
-        "Part A: C=2 costs of the three systems and the switching curve (root finding)"
+        "Part A: C=2 costs of the three systems and the switching curve (root finding) ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_switching.py"
 
@@ -215,7 +215,7 @@ use rule multiskill_switching as multiskill_equal_capacities with:
     params:
         setting=MS["equal_capacities"],
     message:
-        "Part A: equal capacities, different costs: where multi-skilled beats all sharing"
+        "Part A: equal capacities, different costs: where multi-skilled beats all sharing ({resources.runtime} min, {resources.mem_mb} MB)"
 
 
 rule multiskill_fig1:
@@ -354,7 +354,7 @@ rule multiskill_simulate:
         horizon=MS_SIM["horizon"],
         warmup=MS_SIM["warmup"],
     message:
-        "Part A: simulating the routing policies, C={wildcards.n_classes}, chunk {wildcards.chunk}"
+        "Part A: simulating the routing policies, C={wildcards.n_classes}, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_simulate.py"
 
@@ -381,7 +381,7 @@ rule multiskill_simulate_table1:
             for k in parse_chunk(wildcards.chunk).items
         ],
     message:
-        "Part A: simulating the routing policies on Table 1 with scaled loads, chunk {wildcards.chunk}"
+        "Part A: simulating the routing policies on Table 1 with scaled loads, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_simulate.py"
 

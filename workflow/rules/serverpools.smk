@@ -47,7 +47,7 @@ rule serverpools_search:
         # all but the number of samples (the chunk's label gives its sizes and samples)
         search={k: v for k, v in SP_SEARCH.items() if k != "samples_per_size"},
     message:
-        "Part C: seeded search over random activity trees for unstable equilibria, chunk {wildcards.chunk}"
+        "Part C: seeded search over random activity trees for unstable equilibria, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_search.py"
 
@@ -86,7 +86,7 @@ rule serverpools_examples:
     resources:
         **small_job_resources(),
     message:
-        "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances"
+        "Part C: SPP solution, duals and spectra of A_u and A_c of the example instances ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_examples.py"
 
@@ -106,7 +106,7 @@ rule serverpools_boundary:
     params:
         boundary=SP["boundary"],
     message:
-        "Part C: largest real part of the spectra over the heterogeneity family, and its zero"
+        "Part C: largest real part of the spectra over the heterogeneity family, and its zero ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_boundary.py"
 
@@ -126,7 +126,7 @@ rule serverpools_fluid:
         seed=config["seed"],
         fluid=lambda wildcards: SP["fluid"][wildcards.example],
     message:
-        "Part C: fluid trajectory of the {wildcards.example} example from a perturbed equilibrium"
+        "Part C: fluid trajectory of the {wildcards.example} example from a perturbed equilibrium ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_fluid.py"
 
@@ -149,7 +149,7 @@ rule serverpools_stochastic:
         warmup=SP_STOCHASTIC["warmup"],
         record_every=SP_STOCHASTIC["record_every"],
     message:
-        "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}, chunk {wildcards.chunk}"
+        "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_stochastic.py"
 
@@ -216,7 +216,7 @@ rule serverpools_covariance:
         seed=config["seed"],
         covariance={k: v for k, v in SP_COVARIANCE.items() if k != "replications"},
     message:
-        "Part C: simulating the stable example's stationary covariance, chunk {wildcards.chunk}"
+        "Part C: simulating the stable example's stationary covariance, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/serverpools_covariance.py"
 
