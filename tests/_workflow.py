@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,13 @@ SNAKEFILE = ROOT / "Snakefile"
 #: provenance.json records the git state, library versions and platform of the run
 #: (queue_routing.provenance), which differ between otherwise identical runs elsewhere.
 NOT_RESULTS = {"results/provenance.json"}
+#: The per-chunk outputs of the heavy rules (``results/<part>/<rule>/.../<chunk label>[_kind]
+#: .csv|.json``, queue_routing.chunks): their names and contents depend on how the work is
+#: split, unlike the tables aggregated from them.
+CHUNK_FILE = re.compile(r"(?:i\d+-\d+_)?r\d+-\d+(?:_[a-z]+)?\.(?:csv|json)")
+#: A split of the smoke config's work different from its own (one chunk per job): every heavy
+#: rule that chunks its work is cut along at least one axis.
+SMOKE_SPLIT = ROOT / "tests" / "smoke_split.yaml"
 
 
 def snakemake_command(workdir, *args, cores="2"):
@@ -50,12 +58,13 @@ def run_snakemake(workdir, *args, check=True, cores="2", timeout=1800):
     return proc
 
 
-def digests(workdir, *, figures=False):
+def digests(workdir, *, figures=False, chunks=True):
     """SHA-256 of every table (CSV, Markdown, JSON) under results/, and optionally figures/.
 
     Excludes :data:`NOT_RESULTS` (results/provenance.json): it is the one JSON file under
     results/ that is not a table and is not byte-stable by design, so comparing it would make
-    every byte-identity test depend on the git state and the machine.
+    every byte-identity test depend on the git state and the machine. ``chunks=False`` also
+    excludes the per-chunk outputs (:data:`CHUNK_FILE`), to compare runs split differently.
     """
     workdir = Path(workdir)
     paths = [
@@ -64,6 +73,7 @@ def digests(workdir, *, figures=False):
         if p.is_file()
         and p.suffix in TABLE_SUFFIXES
         and p.relative_to(workdir).as_posix() not in NOT_RESULTS
+        and (chunks or not CHUNK_FILE.fullmatch(p.name))
     ]
     if figures:
         paths += [p for p in (workdir / "figures").rglob("*") if p.is_file()]

@@ -30,12 +30,13 @@ MULTISKILL_TABLES = [
     "results/multiskill/multiskill_equal_capacities/region.csv",
     "results/multiskill/multiskill_simulation_table/policies.csv",
     "results/multiskill/multiskill_simulation_table/summary.md",
+    "results/multiskill/multiskill_simulation_table/load_sweep.csv",
     "results/multiskill/multiskill_simulation_table/table1.md",
 ]
 SERVERPOOLS_TABLES = [
-    "results/serverpools/serverpools_search/summary.csv",
-    "results/serverpools/serverpools_search/summary.md",
-    "results/serverpools/serverpools_search/search.json",
+    "results/serverpools/serverpools_search_summary/summary.csv",
+    "results/serverpools/serverpools_search_summary/summary.md",
+    "results/serverpools/serverpools_search_summary/search.json",
     "results/serverpools/serverpools_examples/examples.csv",
     "results/serverpools/serverpools_examples/stable.json",
     "results/serverpools/serverpools_examples/unstable.json",
@@ -49,8 +50,8 @@ SERVERPOOLS_TABLES = [
     "results/serverpools/serverpools_stochastic_summary/verdicts.csv",
     "results/serverpools/serverpools_table/examples.csv",
     "results/serverpools/serverpools_table/examples.md",
-    "results/serverpools/serverpools_covariance/covariance.csv",
-    "results/serverpools/serverpools_covariance/covariance.md",
+    "results/serverpools/serverpools_covariance_table/covariance.csv",
+    "results/serverpools/serverpools_covariance_table/covariance.md",
 ]
 SERVERPOOLS_FIGURES = [
     "serverpools_tree_stable",
@@ -107,11 +108,13 @@ def test_smoke_run_writes_every_table_and_figure(smoke_run):
     assert not list(smoke_run.rglob("*.tmp")), "temporary files left behind"
 
 
+#: Chunks of the smoke run (one per former job: C = 20's two instances with their three
+#: replications, ...).
 ALONE = [
-    "results/multiskill/multiskill_simulate/C20.csv",
-    "results/serverpools/serverpools_stochastic/unstable_r1000_summary.csv",
-    "results/serverpools/serverpools_stochastic/unstable_r1000_trace.csv",
-    "results/deadlines/deadlines_large/n8.csv",
+    "results/multiskill/multiskill_simulate/C20/i0-1_r0-2.csv",
+    "results/serverpools/serverpools_stochastic/unstable_r1000/r0-1_summary.csv",
+    "results/serverpools/serverpools_stochastic/unstable_r1000/r0-1_trace.csv",
+    "results/deadlines/deadlines_large/n8/r0-2.csv",
 ]
 
 

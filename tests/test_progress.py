@@ -70,11 +70,14 @@ def test_cli_prints_nothing_on_stderr_when_not_a_terminal(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("log", "needle"),
     [
-        ("logs/multiskill/multiskill_simulate/C10.log", "random instances: replication 1 of"),
-        ("logs/deadlines/deadlines_large/n4.log", "n=4 clusters: replication 1 of"),
+        (
+            "logs/multiskill/multiskill_simulate/C10/i0-1_r0-2.log",
+            "random instances: replication 1 of",
+        ),
+        ("logs/deadlines/deadlines_large/n4/r0-2.log", "n=4 clusters: replication 1 of"),
         ("logs/deadlines/deadlines_two_cluster/arrival_rate.log", "arrival_rate sweep: point 1 of"),
         (
-            "logs/serverpools/serverpools_stochastic/stable_r100.log",
+            "logs/serverpools/serverpools_stochastic/stable_r100/r0-1.log",
             "stable r=100: replication 1 of",
         ),
     ],

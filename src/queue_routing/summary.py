@@ -60,7 +60,7 @@ TABLES: dict[str, dict[str, str]] = {
         "fig6": "Algorithm 1 on Table 1 from the three partitions (multiskill_table1: runs.csv)",
         "iterations": "Algorithm 1's statistics per C (multiskill_iteration_table)",
         "simulation": "policy simulations, random instances (multiskill_simulation_table)",
-        "load_sweep": "policy simulations, Table 1 at s·η (multiskill_simulate_table1)",
+        "load_sweep": "policy simulations, Table 1 at s·η (multiskill_simulation_table)",
     },
     "B": {
         "gap": "mean / max gap to the optimum per sweep (deadlines_gap_table)",
@@ -501,7 +501,7 @@ def serverpools_summary(
       (the same decimals for every r of an example);
     * ``C.slope.<example>`` and ``C.slope.<example>.se`` (``verdicts.csv``): the slope of
       log time average against log r and its standard error (:func:`with_error`);
-    * ``C.covariance.max_abs_z`` (``serverpools_covariance/covariance.csv``): the largest
+    * ``C.covariance.max_abs_z`` (``serverpools_covariance_table/covariance.csv``): the largest
       |simulated − Lyapunov| / SE over the covariance entries (standard errors);
     * ``C.fluid.<example>.level`` (``serverpools_fluid/<example>.csv``): the time average of
       the fluid |x − x*| over the last ``tail_fraction`` of time, the amplitude a of the
