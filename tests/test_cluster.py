@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from _workflow import ROOT, SMOKE, digests, run_snakemake
+from _workflow import CHUNK_FILE, ROOT, SMOKE, SMOKE_SPLIT, digests, run_snakemake
 
 pytestmark = pytest.mark.cluster
 
@@ -96,6 +96,7 @@ def test_smoke_pipeline_on_slurm_matches_local_run(slurm, smoke_run, tmp_path):
         "2",
         "--configfile",
         str(SMOKE),
+        str(SMOKE_SPLIT),
         cores=None,
         timeout=1800,
     )
@@ -121,7 +122,14 @@ def test_smoke_pipeline_on_slurm_matches_local_run(slurm, smoke_run, tmp_path):
     assert sorted(states) == sorted(submitted)
     assert set(states.values()) == {"COMPLETED"}, states
 
-    assert digests(tmp_path, figures=True) == digests(smoke_run, figures=True)
+    def chunks(workdir):
+        results = workdir / "results"
+        return {p.relative_to(results) for p in results.rglob("*") if CHUNK_FILE.fullmatch(p.name)}
+
+    assert len(chunks(tmp_path)) > len(chunks(smoke_run)), "the SLURM run was not split"
+    assert digests(tmp_path, figures=True, chunks=False) == digests(
+        smoke_run, figures=True, chunks=False
+    )
 
 
 def test_starting_the_running_cluster_again_changes_nothing(slurm):

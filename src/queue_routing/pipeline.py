@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import resource
 import signal
 import sys
 import time
@@ -83,7 +84,9 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
             for stale in remove_stale_temporaries(snakemake.output):
                 log.info("removed stale temporary file %s", stale)
             main(snakemake)
-        log.info("done in %.2f s", time.perf_counter() - start)
+        # wall time and peak memory: what the cost model (queue_routing.resources) predicts
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        log.info("done in %.2f s, peak memory %.0f MB", time.perf_counter() - start, peak_mb)
     except Terminated:
         log.error("rule %s terminated by SIGTERM", snakemake.rule)
         raise
