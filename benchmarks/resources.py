@@ -10,7 +10,8 @@ Part C's kernel, a sample of the instability search, the start-up of a job -- an
 next to the constant of ``queue_routing.resources``, with their ratio (measured / model: the
 model's constants sit at the upper end of what was measured on the development machine, so
 the ratios should be at most about 1; the requests add the safety factor on top). The last
-line reads ``resources: worst measured/model ratio <r> (<quantity>)``.
+line reads ``resources: worst measured/model ratio <r> (<quantity>)`` over the timings (the
+rows marked ``check:`` compare the model's inputs with the instances: at most 1 is right).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def part_a(quick: bool) -> list[tuple[str, float, float]]:
             f"  Part A C={c}: Lambda mean {np.mean(lams):.1f} (fit {fit:.1f}), "
             f"range {min(lams) / fit - 1:+.1%} .. {max(lams) / fit - 1:+.1%}"
         )
-        rows.append((f"Part A Lambda(C={c}) max / fit", max(lams), fit * 1.1))
+        rows.append((f"check: Part A max Lambda(C={c}) / 1.1 fit", max(lams), fit * 1.1))
     policies = ["bernoulli", "jsq", "led", "io", "pi"]
     inst = [(0, random_instance(10, 1, 0))]
     policy_replication_costs(
@@ -116,7 +117,11 @@ def part_c(quick: bool) -> list[tuple[str, float, float]]:
         system = example_system(example)
         total = float(np.sum(system.arrival_rates))
         rows.append(
-            (f"Part C sum(lambda) {example}", total, cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[example])
+            (
+                f"check: Part C sum(lambda) {example}",
+                total,
+                cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[example],
+            )
         )
         sol = solve_spp(system)
         stochastic_runs(
@@ -205,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'quantity':45s} {'measured':>12s} {'model':>12s} {'ratio':>7s}")
     for name, measured, model in rows:
         print(f"{name:45s} {measured:12.4g} {model:12.4g} {measured / model:7.2f}")
-    name, measured, model = max(rows, key=lambda r: r[1] / r[2])
+    timings = [r for r in rows if not r[0].startswith("check:")]
+    name, measured, model = max(timings, key=lambda r: r[1] / r[2])
     print(f"resources: worst measured/model ratio {measured / model:.2f} ({name})")
     return 0
 

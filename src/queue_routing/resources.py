@@ -18,31 +18,38 @@ expectations, not bounds: where the work depends on random instances (Part A's u
 rates, Part B's drawn clusters) the expected value over the generator is used, or the instance
 itself when it is cheap to draw.
 
-Calibration (``python benchmarks/resources.py``, 2025, the development machine under load 2;
-the constant used is at the upper end of what was measured, the safety factor on top):
+Calibration (``python benchmarks/resources.py`` and whole jobs, on the development machine;
+"loaded": other work kept its load average at 2-5 on the 2 cores; the constant used is at the
+upper end of what was measured, the safety factor on top):
 
-======================================  ==============================  =====================
-quantity                                measured                        constant
-======================================  ==============================  =====================
-job start-up (Snakemake job + imports)  3.6 s dry run of the smoke DAG  10 s
-                                        + 1.1 s imports
-Part A uniformised step (all policies)  22-45 ns (whole C = 120, 200     30 ns
-                                        comparisons end to end: 29.7,
-                                        30.4 ns)
-Part A uniformisation rate Lambda(C)    36.4 C + 15 (20 instances per    36.4 C + 15 per unit
-                                        C = 10, 50, 100, 200; within     time
-                                        +-10% of every instance)
-Part A solver run (Algorithm 1)         0.85-4.8 ms at C = 10-200        1 ms + 0.02 ms C
-Part B arrival, per policy              230-290 ns at n = 4-20,          200 ns + 8 ns n
-                                        520 ns at n = 50
-Part B index tables (3 policies)        0.09-0.5 s at n = 8-50           0.05 s + 0.01 s n
-Part B two-cluster point                0.1-0.9 s at L = 45, 3.2 s at    1.5e-3 s (L/10)^3.3
+======================================  ==================================  =================
+quantity                                measured                            constant
+======================================  ==================================  =================
+job start-up (Snakemake job + imports)  3.1-3.6 s (dry run of the smoke     10 s
+                                        DAG + imports)
+Part A uniformised step (any policy)    22-25 ns; loaded 22-45 ns, whole    30 ns
+                                        C = 120, 200 comparisons 29.7,
+                                        30.4 ns
+Part A uniformisation rate Lambda(C)    36.4 C + 15 (20 instances per       36.4 C + 15 per
+                                        C = 10, 50, 100, 200; every         unit time
+                                        instance within 10%)
+Part A solver run (Algorithm 1)         0.85-4.8 ms at C = 10-200           1 ms + 0.02 ms C
+Part B arrival, per policy              loaded 230-290 ns at n = 4-20,      200 ns + 8 ns n
+                                        520 ns at n = 50 (whole runs 0.4-
+                                        0.9 of the model)
+Part B index tables (3 policies)        0.05-0.6 s at n = 4-50              0.05 s + 0.01 s n
+Part B two-cluster point                0.1-0.9 s at L = 45, 3.2 s at       1.5e-3 s (L/10)^3.3
                                         L = 102, 47 s at L = 230
-Part C event (LQFS-LB kernel + trace)   100-160 ns (r = 1e3-1e5)         110 ns
-Part C events per unit time             2.00 r sum(lambda)               2 r sum(lambda)
-Part C search sample                    1.4-2.1 ms at I + J = 3-10       1.2 ms + 0.1 ms (I+J)
-memory of a job (Snakemake + script)    138 MB + 190-210 MB              400 MB
-======================================  ==============================  =====================
+Part C event (LQFS-LB kernel + trace)   49-60 ns; loaded 100-160 ns         110 ns
+Part C events per unit time             1.99-2.00 r sum(lambda)             2 r sum(lambda)
+Part C search sample                    0.7-1.4 ms at I + J = 4-10; loaded  1.2 ms + 0.1 ms
+                                        1.4-2.1 ms                          (I + J)
+memory of a job (Snakemake + script)    138 MB + 190-218 MB                 400 MB
+======================================  ==================================  =================
+
+A whole job of the large config (``multiskill_simulate`` C = 200, chunk ``i0-3_r0-16``) was
+predicted at 13.6 min of work and took 15.6 min loaded (load average 4): 1.15 times the
+prediction, well within the request of twice it.
 """
 
 from __future__ import annotations
