@@ -43,6 +43,8 @@ rule deadlines_two_cluster:
     log:
         "logs/deadlines/deadlines_two_cluster/{sweep}.log",
     retries: RETRIES
+    # long jobs first: the short ones fill the cores around them (a shorter run)
+    priority: 2
     conda:
         "../envs/queue-routing.yaml"
     threads: 1

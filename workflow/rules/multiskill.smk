@@ -343,6 +343,8 @@ rule multiskill_simulate:
     log:
         "logs/multiskill/multiskill_simulate/C{n_classes}/{chunk}.log",
     retries: RETRIES
+    # long jobs first: the short ones fill the cores around them (a shorter run)
+    priority: 2
     conda:
         "../envs/queue-routing.yaml"
     threads: 1

@@ -37,6 +37,8 @@ rule serverpools_search:
     log:
         "logs/serverpools/serverpools_search/{chunk}.log",
     retries: RETRIES
+    # long jobs first: the short ones fill the cores around them (a shorter run)
+    priority: 3
     conda:
         "../envs/queue-routing.yaml"
     threads: SP_SEARCH_THREADS
@@ -138,6 +140,8 @@ rule serverpools_stochastic:
     log:
         "logs/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}.log",
     retries: RETRIES
+    # long jobs first: the short ones fill the cores around them (a shorter run)
+    priority: 3
     conda:
         "../envs/queue-routing.yaml"
     threads: 1
