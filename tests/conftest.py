@@ -59,23 +59,61 @@ def _code_state() -> str | None:
 #: Tests that need the smoke run (its fixture) run in one group, on one pytest-xdist worker,
 #: so the run is made once and the group's further pipeline runs (the resume tests) do not
 #: overlap; every other module is a group of its own (its module-scoped fixtures are computed
-#: once), so the two workers are about equally busy.
+#: once), so the workers are about equally busy. The group is decided from the test's id in
+#: the controller (:func:`pytest_xdist_make_scheduler`), which sees no fixtures: the modules
+#: below, and tests named ``test_smoke_run_*`` elsewhere; collection checks that every test
+#: using the smoke run is in it.
 SMOKE_GROUP = "smoke-pipeline"
-#: Modules that join the group whatever their fixtures: the SLURM tests (restarting the
-#: cluster must not overlap with the SLURM run).
-PIPELINE_MODULES = {"test_cluster.py"}
+SMOKE_MODULES = {
+    "test_cluster.py",  # the SLURM run; restarting the cluster must not overlap with it
+    "test_pipeline.py",
+    "test_pipeline_rerun.py",
+    "test_progress.py",
+    "test_resume.py",
+    "test_split_pipeline.py",
+}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def test_group(nodeid: str) -> str:
+    """The scheduling group of a test id: :data:`SMOKE_GROUP` or the test's module."""
+    module, _, rest = nodeid.partition("::")
+    if Path(module).name in SMOKE_MODULES or rest.startswith("test_smoke_run"):
+        return SMOKE_GROUP
+    return module
+
+
+test_group.__test__ = False  # a helper, not a test
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist (``-n auto`` in pyproject.toml's ``addopts``): whole groups of
+    :func:`test_group` to one worker (xdist's own ``loadgroup`` marks do not reach the
+    scheduler with pytest 9, whose test ids are no longer assignable)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return test_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Group the tests for ``--dist loadgroup`` (pytest-xdist; ``addopts`` in pyproject.toml):
-    :data:`SMOKE_GROUP` for the pipeline tests, the module's path for the others."""
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        smoke = "smoke_run" in getattr(item, "fixturenames", ()) or (
-            Path(module).name in PIPELINE_MODULES
+    """Put :data:`SMOKE_GROUP` first (the longest group: scheduled first, the other modules
+    fill the other workers meanwhile), and refuse a test that uses the smoke run outside it
+    (it would make a second run, or wait for the first on another worker)."""
+    items.sort(key=lambda item: test_group(item.nodeid) != SMOKE_GROUP)  # stable
+    stray = [
+        item.nodeid
+        for item in items
+        if "smoke_run" in getattr(item, "fixturenames", ())
+        and test_group(item.nodeid) != SMOKE_GROUP
+    ]
+    if stray:
+        raise pytest.UsageError(
+            "tests using smoke_run outside the smoke group (tests/conftest.py SMOKE_MODULES): "
+            + ", ".join(stray)
         )
-        item.add_marker(pytest.mark.xdist_group(SMOKE_GROUP if smoke else module))
 
 
 @contextmanager

@@ -42,9 +42,9 @@ rule deadlines_two_cluster:
         table="results/deadlines/deadlines_two_cluster/{sweep}.csv",
     log:
         "logs/deadlines/deadlines_two_cluster/{sweep}.log",
-    retries: RETRIES
     # long jobs first: the short ones fill the cores around them (a shorter run)
     priority: 2
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1

@@ -342,9 +342,9 @@ rule multiskill_simulate:
         costs="results/multiskill/multiskill_simulate/C{n_classes}/{chunk}.csv",
     log:
         "logs/multiskill/multiskill_simulate/C{n_classes}/{chunk}.log",
-    retries: RETRIES
     # long jobs first: the short ones fill the cores around them (a shorter run)
     priority: 2
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1

@@ -36,9 +36,9 @@ rule serverpools_search:
         chunk="results/serverpools/serverpools_search/{chunk}.json",
     log:
         "logs/serverpools/serverpools_search/{chunk}.log",
-    retries: RETRIES
     # long jobs first: the short ones fill the cores around them (a shorter run)
     priority: 3
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: SP_SEARCH_THREADS
@@ -139,9 +139,9 @@ rule serverpools_stochastic:
         summary="results/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}_summary.csv",
     log:
         "logs/serverpools/serverpools_stochastic/{example}_r{r}/{chunk}.log",
-    retries: RETRIES
     # long jobs first: the short ones fill the cores around them (a shorter run)
     priority: 3
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
     threads: 1

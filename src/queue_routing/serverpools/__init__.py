@@ -91,6 +91,7 @@ from .search import (
     instability_search,
     random_tree_system,
     sample_system,
+    search_size,
 )
 from .simulation import SIMULATE_KEY, SimulationRun, initial_state, invariant_violations, simulate
 from .tree import (
@@ -181,6 +182,7 @@ __all__ = [
     "random_tree_system",
     "rooted_tree",
     "sample_system",
+    "search_size",
     "simulate",
     "solve_spp",
     "spectrum",
