@@ -1,5 +1,6 @@
 """Helpers shared by the tests that run the Snakemake pipeline in temporary directories."""
 
+import copy
 import hashlib
 import os
 import re
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "workflow" / "config" / "smoke.yaml"
@@ -81,3 +83,25 @@ def digests(workdir, *, figures=False, chunks=True):
         str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(paths)
     }
+
+
+DEFAULT_CONFIG = ROOT / "workflow" / "config" / "default.yaml"
+
+
+def merged_config(*overlays):
+    """``workflow/config/default.yaml`` with ``overlays`` (dicts, or paths of YAML files)
+    deep-merged over it in order, as Snakemake merges config files."""
+
+    def merge(base, extra):
+        for key, value in extra.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                merge(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    for overlay in overlays:
+        extra = yaml.safe_load(Path(overlay).read_text()) if isinstance(overlay, Path) else overlay
+        merge(config, copy.deepcopy(extra))
+    return config

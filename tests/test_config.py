@@ -5,13 +5,12 @@ directly (many cases, fast) and through ``snakemake`` itself (one case per kind 
 where the run must stop before any job and leave no output behind.
 """
 
-import copy
 import subprocess
 
 import pytest
 import yaml
 
-from _workflow import ROOT, SMOKE, environment, snakemake_command
+from _workflow import ROOT, SMOKE, environment, merged_config, snakemake_command
 from queue_routing.config import (
     RENAMED_KEYS,
     ConfigError,
@@ -24,21 +23,7 @@ SCHEMA_PATH = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT = ROOT / "workflow" / "config" / "default.yaml"
 
 
-def merged(*overlays):
-    """Deep-merge ``overlays`` over the default config, as Snakemake merges config files."""
-
-    def merge(base, extra):
-        for key, value in extra.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                merge(base[key], value)
-            else:
-                base[key] = value
-        return base
-
-    config = yaml.safe_load(DEFAULT.read_text())
-    for overlay in overlays:
-        merge(config, copy.deepcopy(overlay))
-    return config
+merged = merged_config
 
 
 def resolve(schema, node):

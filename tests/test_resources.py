@@ -14,7 +14,7 @@ import re
 import pytest
 import yaml
 
-from _workflow import ROOT, SMOKE, run_snakemake
+from _workflow import ROOT, SMOKE, merged_config, run_snakemake
 from queue_routing import resources as cost
 from queue_routing.chunks import parse_chunk
 
@@ -22,21 +22,7 @@ LARGE = ROOT / "workflow" / "config" / "large.yaml"
 DEFAULT = ROOT / "workflow" / "config" / "default.yaml"
 
 
-def merged(*paths):
-    """The config of ``default.yaml`` with ``paths`` merged over it, as Snakemake merges."""
-
-    def merge(base, extra):
-        for key, value in extra.items():
-            if isinstance(value, dict) and isinstance(base.get(key), dict):
-                merge(base[key], value)
-            else:
-                base[key] = value
-        return base
-
-    config = yaml.safe_load(DEFAULT.read_text())
-    for path in paths:
-        merge(config, yaml.safe_load(path.read_text()))
-    return config
+merged = merged_config
 
 
 # -- the functions ---------------------------------------------------------------------------

@@ -36,6 +36,7 @@ __all__ = [
     "control_variate_estimate",
     "holm",
     "mean_estimate",
+    "paired_samples",
     "pairwise_differences",
     "select_best",
 ]
@@ -109,6 +110,24 @@ class PairedEstimate:
         if self.standard_error == 0.0:
             return 0.0 if gap > 0 else 1.0
         return float(2.0 * t_cdf(-gap / self.standard_error, self.df))
+
+
+def paired_samples(
+    replication_costs: Mapping[str, Sequence[float]], names: Sequence[str]
+) -> tuple[dict[str, np.ndarray], int]:
+    """``({name: costs as a 1-D float array}, R)`` for ``names``, checked to be paired: one
+    cost per replication for every name, the same number ``R`` for all (the per-replication
+    costs a paired comparison is made from, split or not).
+
+    >>> samples, r = paired_samples({"a": [1.0, 2.0], "b": [3.0, 4.0]}, ["a", "b"])
+    >>> r, samples["b"].tolist()
+    (2, [3.0, 4.0])
+    """
+    samples = {name: np.ascontiguousarray(replication_costs[name], dtype=float) for name in names}
+    replications = int(samples[names[0]].size)
+    if any(v.shape != (replications,) for v in samples.values()):
+        raise ValueError("every policy needs one cost per replication, the same replications")
+    return samples, replications
 
 
 def _samples(name: str, values, minimum: int) -> np.ndarray:

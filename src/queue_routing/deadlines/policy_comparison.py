@@ -28,6 +28,7 @@ from ..paired import (
     PolicyEstimate,
     Selection,
     mean_estimate,
+    paired_samples,
     pairwise_differences,
     select_best,
 )
@@ -363,12 +364,7 @@ def paired_comparison(
     empty when the comparison is made from costs.
     """
     policies = _check_policies(policies)
-    samples_of = {
-        p: np.ascontiguousarray(replication_costs[p], dtype=float) for p in (BASELINE, *policies)
-    }
-    replications = int(samples_of[BASELINE].size)
-    if any(v.shape != (replications,) for v in samples_of.values()):
-        raise ValueError("every policy needs one cost per replication, the same replications")
+    samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     for p, v in samples_of.items():
         if not np.all(np.isfinite(v)):
             raise AccuracyError(f"the simulated cost rate of {p} is not finite ({v.mean()})")

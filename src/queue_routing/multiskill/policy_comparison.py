@@ -17,14 +17,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..paired import (
     PairedEstimate,
     PolicyEstimate,
     Selection,
     control_variate_estimate,
     mean_estimate,
+    paired_samples,
     pairwise_differences,
     select_best,
 )
@@ -244,12 +243,7 @@ def paired_comparison(
     comparison is made from costs.
     """
     policies = _check_policies(policies)
-    samples_of = {
-        p: np.ascontiguousarray(replication_costs[p], dtype=float) for p in (BASELINE, *policies)
-    }
-    replications = int(samples_of[BASELINE].size)
-    if any(v.shape != (replications,) for v in samples_of.values()):
-        raise ValueError("every policy needs one cost per replication, the same replications")
+    samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
     control = samples_of[BASELINE]
     estimates = {}
