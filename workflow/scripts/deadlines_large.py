@@ -3,8 +3,7 @@ n random clusters (thin adapter; the paired statistics are made by deadlines_lar
 
 from queue_routing.chunks import parse_chunk
 from queue_routing.deadlines.experiments import (
-    deadline_dict,
-    large_instance,
+    configured_large_instance,
     large_system_replications,
 )
 from queue_routing.io import write_table
@@ -14,14 +13,14 @@ from queue_routing.pipeline import run_script
 def main(snakemake):
     p, n = snakemake.params, int(snakemake.wildcards.n)
     large = p.large
-    instance = large_instance(
+    instance = configured_large_instance(
         p.seed,
         n,
-        servers_range=large["servers_range"],
-        rate_range=large["rate_range"],
-        load=large["load"],
+        large,
         rejection_cost=p.rejection_cost,
-        deadline=deadline_dict(p.deadline, p.mean_deadline, p.uniform_spread),
+        deadline=p.deadline,
+        mean_deadline=p.mean_deadline,
+        uniform_spread=p.uniform_spread,
     )
     table = large_system_replications(
         instance,

@@ -3,8 +3,7 @@
 import pandas as pd
 
 from queue_routing.deadlines.experiments import (
-    deadline_dict,
-    large_instance,
+    configured_large_instance,
     large_system_from_replications,
 )
 from queue_routing.io import write_table
@@ -19,14 +18,14 @@ def main(snakemake):
     )
     tables = []
     for n in p.clusters:
-        instance = large_instance(
+        instance = configured_large_instance(
             p.seed,
             n,
-            servers_range=large["servers_range"],
-            rate_range=large["rate_range"],
-            load=large["load"],
+            large,
             rejection_cost=p.rejection_cost,
-            deadline=deadline_dict(p.deadline, p.mean_deadline, p.uniform_spread),
+            deadline=p.deadline,
+            mean_deadline=p.mean_deadline,
+            uniform_spread=p.uniform_spread,
         )
         tables.append(
             large_system_from_replications(

@@ -270,6 +270,30 @@ def large_instance(
     )
 
 
+def configured_large_instance(
+    seed: int,
+    n: int,
+    large: Mapping[str, Any],
+    *,
+    rejection_cost: float,
+    deadline: str,
+    mean_deadline: float,
+    uniform_spread: float,
+) -> Instance:
+    """:func:`large_instance` from the config's ``deadlines.large`` block (``servers_range``,
+    ``rate_range``, ``load``) and the base instance's rejection cost and deadline law
+    (:func:`deadline_dict`): the instance every job of the large-system study rebuilds."""
+    return large_instance(
+        seed,
+        n,
+        servers_range=large["servers_range"],
+        rate_range=large["rate_range"],
+        load=large["load"],
+        rejection_cost=rejection_cost,
+        deadline=deadline_dict(deadline, mean_deadline, uniform_spread),
+    )
+
+
 def large_system(
     instance: Instance,
     *,
