@@ -13,9 +13,10 @@ Instances (hand-made, so that the assertions do not depend on a random generator
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy.stats import poisson
 
-from queue_routing.seeding import rng_for
+from queue_routing.seeding import rng_for, stream_states
 from queue_routing.serverpools import (
     ServerPoolSystem,
     UnstableEquilibriumError,
@@ -29,9 +30,11 @@ from queue_routing.serverpools import (
     lyapunov_residual,
     random_tree_system,
     simulate,
+    simulation,
     solve_spp,
     stationary_covariance,
 )
+from queue_routing.serverpools.simulation import SIMULATE_KEY, STREAMS, replication_states
 
 SEED = 2022
 
@@ -358,6 +361,59 @@ def test_simulation_is_deterministic_in_its_seed(stable):
     assert a.events == b.events and np.array_equal(a.busy, b.busy)
     assert not np.array_equal(a.deviation, c.deviation)
     assert not np.array_equal(a.deviation, d.deviation)
+
+
+@njit
+def _numba_global_draws(seed, n):
+    """``n`` draws from numba's global generator, reseeded first unless ``seed < 0``."""
+    if seed >= 0:
+        np.random.seed(seed)  # noqa: NPY002 - the legacy global generator is the point
+    out = np.empty(n)
+    for k in range(n):
+        out[k] = np.random.random()  # noqa: NPY002
+    return out
+
+
+def _run_arrays(run):
+    return [
+        run.deviation, run.mean, run.second_moment, run.arrivals, run.departures, run.busy,
+        run.queues, np.array([run.events, run.ties, run.queued]),
+    ]  # fmt: skip
+
+
+def test_simulation_streams_follow_the_random_number_convention(stable, monkeypatch):
+    """docs/README.md#random-numbers: a run is a function of (seed, keys) alone, the
+    replication index (last key) selects other streams, numba's global generator is neither
+    read nor advanced by the kernel, and the caller's stream states are not changed."""
+    states = replication_states(SEED, ("conv", 0))
+    np.testing.assert_array_equal(
+        states, stream_states(SEED, SIMULATE_KEY, "conv", 0, streams=STREAMS)
+    )
+    assert states.shape == (3, 4) and states.dtype == np.uint64
+    assert STREAMS == ("clock", "events", "ties")
+
+    def run(rep, global_seed):
+        _numba_global_draws(global_seed, 3)  # numba's global generator in another state
+        return simulate(stable, 300.0, 10.0, 0.5, SEED, ("conv", rep))
+
+    a, b = run(0, 1), run(0, 2)
+    for x, y in zip(_run_arrays(a), _run_arrays(b), strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(a.deviation, run(1, 1).deviation)
+
+    # The kernel does not advance numba's global generator.
+    expected = _numba_global_draws(7, 4)
+    _numba_global_draws(7, 0)
+    simulate(stable, 300.0, 10.0, 0.5, SEED, ("conv", 0))
+    np.testing.assert_array_equal(_numba_global_draws(-1, 4), expected)
+
+    # The kernel copies the states it is given: the caller's array is reusable.
+    fixed = states.copy()
+    monkeypatch.setattr(simulation, "replication_states", lambda seed, keys: fixed)
+    c = simulate(stable, 300.0, 10.0, 0.5, SEED, ("ignored",))
+    np.testing.assert_array_equal(fixed, states)
+    for x, y in zip(_run_arrays(a), _run_arrays(c), strict=True):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_stochastic_deviation_tight_vs_escaping(stable, unstable):

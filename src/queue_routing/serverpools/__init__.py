@@ -92,7 +92,15 @@ from .search import (
     random_tree_system,
     sample_system,
 )
-from .simulation import SIMULATE_KEY, SimulationRun, initial_state, invariant_violations, simulate
+from .simulation import (
+    SIMULATE_KEY,
+    STREAMS,
+    SimulationRun,
+    initial_state,
+    invariant_violations,
+    replication_states,
+    simulate,
+)
 from .tree import (
     RootedTree,
     adjacency,
@@ -123,6 +131,7 @@ __all__ = [
     "SEARCH_KEY",
     "SIMULATE_KEY",
     "STABLE",
+    "STREAMS",
     "UNSTABLE",
     "CRPError",
     "DisconnectedError",
@@ -179,6 +188,7 @@ __all__ = [
     "peel_leaves",
     "random_spanning_tree",
     "random_tree_system",
+    "replication_states",
     "rooted_tree",
     "sample_system",
     "simulate",

@@ -475,8 +475,9 @@ def stochastic_runs(
     """Independent exact simulations of the r-th system started at the nominal point r psi*.
 
     Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]``;
-    replication k uses the stream ``(seed, "serverpools-simulate", "stochastic", example,
-    int(r), k)``. Returns ``(trace, summary)``:
+    replication k draws from the streams :func:`~.simulation.replication_states` ``(seed,
+    ("stochastic", example, int(r), k))`` (``docs/README.md#random-numbers``). Returns
+    ``(trace, summary)``:
 
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
@@ -620,10 +621,11 @@ def covariance_table(
 ) -> pd.DataFrame:
     """Simulated stationary covariance of the scaled class totals vs the Lyapunov solution.
 
-    ``replications`` independent runs on ``[0, t_end]`` (stream ``(seed,
-    "serverpools-simulate", "covariance", example, int(r), k)``) each give the
-    time-averaged covariance over [warmup, t_end]; the table compares their mean (with
-    SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
+    ``replications`` independent runs on ``[0, t_end]`` (run k draws from the streams
+    :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``)
+    each give the time-averaged covariance over [warmup, t_end]; the table compares their
+    mean (with SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2
+    diag(lambda) = 0``.
 
     Columns: ``example, r, replications, class_i, class_k`` (numbered from 1, i <= k),
     ``lyapunov, simulated, se, z`` ((simulated - lyapunov)/se), ``relative_difference``

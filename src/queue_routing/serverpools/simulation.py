@@ -15,7 +15,7 @@ LQFS-LB:
   otherwise it joins queue i.
 * Scheduling: a server of pool j that completes a service takes the head of the longest
   queue among C(j); otherwise it idles.
-* Ties: uniformly at random (reservoir sampling), from the run's random stream.
+* Ties: uniformly at random (reservoir sampling), from the run's ``ties`` stream.
 
 Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
 ``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
@@ -23,10 +23,15 @@ r, 0 when underloaded), sampled on a regular grid, and exact time averages over
 ``[warmup, t_end]`` of the deviation, its outer product and its norm. A run covers
 ``[0, t_end]`` (``t_end`` counted from time 0, including the discarded ``[0, warmup)``).
 
-Randomness: one ``numpy.random.Generator`` from
-``rng_for(seed, "serverpools-simulate", *keys)`` drives the compiled kernel (numba supports
-Generator objects natively), so a run is reproduced by (seed, keys) alone; put everything
-that distinguishes runs (instance, r, replication) in ``keys`` to make them independent.
+Random numbers (``docs/README.md#random-numbers``): a run draws from the three named streams
+:data:`STREAMS` of :func:`replication_states`, ``stream_states(seed, "serverpools-simulate",
+*keys, streams=STREAMS)``, with the compiled xoshiro256** generator of :mod:`queue_routing.rng`
+(explicit state passed to the kernel; numba's global generator is never used), so a run is a
+function of (seed, keys) alone. ``keys`` must hold everything that distinguishes runs, the
+replication index last (the experiments pass ``(kind, example, int(r), replication)``), to
+make runs independent. Each step draws one uniform from ``clock`` (its holding time,
+``-log(1 - u) / R``) and, unless it is the last (the one that reaches ``t_end``), one from
+``events`` (which event); ``ties`` is drawn only where a tie is broken.
 
 Invariants: every run checks the conservation ``X(t_end) = X(0) + arrivals - departures``
 per class; ``check=True`` also checks after every event that ``0 <= Z``, ``0 <= Q``,
@@ -38,19 +43,35 @@ Units: time in units of 1/mu; deviations in customers / sqrt(r).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from ..seeding import rng_for
+from ..rng import next_uniform
+from ..seeding import stream_states
 from .model import SPPSolution
 from .tree import grouped_edges
 
-__all__ = ["SIMULATE_KEY", "SimulationRun", "initial_state", "invariant_violations", "simulate"]
+__all__ = [
+    "SIMULATE_KEY",
+    "STREAMS",
+    "SimulationRun",
+    "initial_state",
+    "invariant_violations",
+    "replication_states",
+    "simulate",
+]
 
+#: Domain of the simulator's streams (``docs/README.md#random-numbers``).
 SIMULATE_KEY = "serverpools-simulate"
+#: The named random streams of one run (rows of the kernel's ``states``): ``clock`` the
+#: exponential holding times (one uniform per step), ``events`` which event happens (one
+#: uniform per step but the last), ``ties`` the random tie-breaks among equally loaded pools
+#: or equally long queues (one uniform per tied candidate, only where a tie occurs).
+STREAMS = ("clock", "events", "ties")
 
 # counters[...] slots filled by the kernel
 _EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED = 0, 1, 2, 3, 4
@@ -91,7 +112,7 @@ def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pr
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _kernel(
-    rng,
+    states,
     lam_r,
     n_servers,
     ei,
@@ -117,6 +138,17 @@ def _kernel(
     arrivals,
     departures,
 ):  # pragma: no cover - compiled
+    """One run of the Gillespie simulation (module docstring); fills the output arrays.
+
+    ``states`` (uint64, shape ``(3, 4)``) holds the xoshiro256** states of :data:`STREAMS`;
+    they are copied, so the caller's array is not changed. A step draws its holding time
+    ``-log(1 - u) / R`` from ``clock`` (``1 - u`` is on the ``2^-53`` grid and never 0) and,
+    unless it reaches ``t_end``, its event from ``events``; the reservoir sampling of ties
+    draws from ``ties``, so ties never shift the other two streams.
+    """
+    clock = states[0].copy()
+    pick = states[1].copy()
+    tie = states[2].copy()
     n_i = lam_r.size
     n_j = n_servers.size
     n_e = mu.size
@@ -143,7 +175,7 @@ def _kernel(
             counters[_FIRST_BAD] = 0
     while True:
         total_rate = arr_rate + dep_rate
-        t_new = t + rng.standard_exponential() / total_rate
+        t_new = t - math.log(1.0 - next_uniform(clock)) / total_rate
         last = t_new >= t_end
         if last:
             t_new = t_end
@@ -170,7 +202,7 @@ def _kernel(
             break
         t = t_new
         events += 1
-        u = rng.random() * total_rate
+        u = next_uniform(pick) * total_rate
         if u < arr_rate:
             # -- arrival of class i: least-loaded pool of S(i) with an idle server --------
             cls = n_i - 1
@@ -201,7 +233,7 @@ def _kernel(
                 elif lhs == rhs:
                     n_tie += 1
                     ties += 1
-                    if rng.random() * n_tie < 1.0:
+                    if next_uniform(tie) * n_tie < 1.0:
                         best = e
             if best >= 0:
                 z[best] += 1
@@ -245,7 +277,7 @@ def _kernel(
                 elif q[i] == q[ei[best]]:
                     n_tie += 1
                     ties += 1
-                    if rng.random() * n_tie < 1.0:
+                    if next_uniform(tie) * n_tie < 1.0:
                         best = e
             if best >= 0:
                 q[ei[best]] -= 1
@@ -281,7 +313,7 @@ class SimulationRun:
         The run covers ``[0, t_end]``; time averages are over ``[warmup, t_end]`` (units of
         1/mu).
     seed, keys:
-        The random stream ``rng_for(seed, SIMULATE_KEY, *keys)``.
+        The random streams :func:`replication_states` ``(seed, keys)``.
     times:
         Recording grid ``0, record_every, ...`` up to t_end, shape ``(T,)``.
     deviation:
@@ -351,6 +383,24 @@ class SimulationRun:
     def totals(self) -> np.ndarray:
         """Final X_i = sum_j Z_ij + Q_i."""
         return self.busy.sum(axis=1) + self.queues
+
+
+def replication_states(seed: int, keys: tuple) -> np.ndarray:
+    """The kernel's stream states (uint64, shape ``(3, 4)``) for one run.
+
+    Row ``s`` is seeded by ``seed_sequence(seed, "serverpools-simulate", *keys, STREAMS[s])``
+    (:func:`~queue_routing.seeding.stream_states`). ``keys`` identify the run and end with
+    its replication index (the experiments pass ``(kind, example, int(r), replication)``), so
+    replication ``k`` is the same whatever the number of replications and independent of the
+    others. There is one policy (LQFS-LB), so no policy key.
+
+    >>> a = replication_states(1, ("k", 0))
+    >>> a.shape, bool((a == replication_states(1, ("k", 0))).all())
+    ((3, 4), True)
+    >>> bool((a == replication_states(1, ("k", 1))).any())  # another replication's streams
+    False
+    """
+    return stream_states(seed, SIMULATE_KEY, *keys, streams=STREAMS)
 
 
 def initial_state(
@@ -433,7 +483,9 @@ def simulate(
         End time of the run, counted from time 0 (so it includes the warm-up), and the
         recording step, in units of 1/mu.
     seed, keys:
-        The random stream is ``rng_for(seed, SIMULATE_KEY, *keys)``.
+        The run draws from the streams :func:`replication_states` ``(seed, keys)``, i.e.
+        ``stream_states(seed, SIMULATE_KEY, *keys, streams=STREAMS)``; put the replication
+        index last in ``keys``.
     warmup:
         Time averages are taken over ``[warmup, t_end]``; ``[0, warmup)`` is discarded.
     queue_level:
@@ -458,7 +510,7 @@ def simulate(
     >>> bool((run.totals == run.initial_totals + run.arrivals - run.departures).all())
     True
     >>> again = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
-    >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the stream
+    >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the streams
     True
     """
     if not isinstance(solution, SPPSolution):
@@ -496,10 +548,10 @@ def simulate(
     arrivals = np.zeros(n_i, dtype=np.int64)
     departures = np.zeros(n_i, dtype=np.int64)
     x0 = np.bincount(edges[:, 0], weights=z, minlength=n_i).astype(np.int64) + q
-    rng = rng_for(seed, SIMULATE_KEY, *keys)
+    states = replication_states(seed, keys)
     start = time.perf_counter()
     _kernel(
-        rng,
+        states,
         np.ascontiguousarray(r * system.arrival_rates, dtype=float),
         n_servers,
         np.ascontiguousarray(edges[:, 0]),
