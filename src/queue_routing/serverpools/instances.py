@@ -37,6 +37,7 @@ from .model import ServerPoolSystem
 __all__ = [
     "EXAMPLES",
     "EXAMPLE_TREES",
+    "LARGE_CYCLE",
     "STABLE",
     "UNSTABLE",
     "example_system",
@@ -64,6 +65,21 @@ _UNSTABLE_TREE: tuple[tuple[int, int, float, float], ...] = (
     (3, 4, 36.0, 0.0144),
 )
 _UNSTABLE_RHO = 0.9
+
+#: (class, pool) numbered from 1, mu_ij, psi*_ij: the large-cycle tree (rho = 0.5), chosen
+#: for a large fluid limit cycle relative to the diffusion noise (docs/serverpools.md).
+_LARGE_CYCLE_TREE: tuple[tuple[int, int, float, float], ...] = (
+    (1, 3, 48.0, 0.0022),
+    (2, 2, 0.11, 0.82),
+    (2, 5, 3.8, 0.025),
+    (3, 1, 4.2, 0.017),
+    (3, 3, 0.087, 0.013),
+    (4, 3, 5.1, 0.0069),
+    (4, 5, 0.17, 0.043),
+    (5, 1, 0.16, 0.0048),
+    (5, 4, 9.0, 0.067),
+)
+_LARGE_CYCLE_RHO = 0.5
 
 
 def tree_instance(tree: Sequence[tuple[int, int, float, float]], rho: float) -> dict[str, Any]:
@@ -113,18 +129,26 @@ STABLE: dict[str, Any] = tree_instance(_STABLE_TREE, _STABLE_RHO)
 #: The unstable example (JSON contract).
 UNSTABLE: dict[str, Any] = tree_instance(_UNSTABLE_TREE, _UNSTABLE_RHO)
 
+#: The large-cycle example (JSON contract).
+LARGE_CYCLE: dict[str, Any] = tree_instance(_LARGE_CYCLE_TREE, _LARGE_CYCLE_RHO)
+
 #: The examples by name (the pipeline's ``example`` wildcard).
-EXAMPLES: dict[str, dict[str, Any]] = {"stable": STABLE, "unstable": UNSTABLE}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "stable": STABLE,
+    "unstable": UNSTABLE,
+    "large_cycle": LARGE_CYCLE,
+}
 
 #: The defining trees ``(class, pool, mu, psi*)`` and loads of the examples.
 EXAMPLE_TREES: dict[str, tuple[tuple[tuple[int, int, float, float], ...], float]] = {
     "stable": (_STABLE_TREE, _STABLE_RHO),
     "unstable": (_UNSTABLE_TREE, _UNSTABLE_RHO),
+    "large_cycle": (_LARGE_CYCLE_TREE, _LARGE_CYCLE_RHO),
 }
 
 
 def example_system(name: str) -> ServerPoolSystem:
-    """The example ``name`` (``"stable"`` or ``"unstable"``) as a :class:`ServerPoolSystem`."""
+    """The example ``name`` (a key of :data:`EXAMPLES`) as a :class:`ServerPoolSystem`."""
     if name not in EXAMPLES:
         raise KeyError(f"unknown example {name!r}; choose from {sorted(EXAMPLES)}")
     return ServerPoolSystem.from_dict(EXAMPLES[name])

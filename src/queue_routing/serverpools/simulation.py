@@ -134,11 +134,17 @@ def _kernel(
     acc_mean,
     acc_outer,
     acc_norm,
+    acc_batch,
     counters,
     arrivals,
     departures,
 ):  # pragma: no cover - compiled
     """One run of the Gillespie simulation (module docstring); fills the output arrays.
+
+    ``acc_batch`` (shape ``(B,)``, ``B >= 0``) receives the integral of |deviation| over each
+    of B equal consecutive batches of ``[warmup, t_end]`` (batch means for the stationarity
+    test of :mod:`.stationarity`); a holding interval that straddles a batch boundary is
+    split at it.
 
     ``states`` (uint64, shape ``(3, 4)``) holds the xoshiro256** states of :data:`STREAMS`;
     they are copied, so the caller's array is not changed. A step draws its holding time
@@ -153,6 +159,8 @@ def _kernel(
     n_j = n_servers.size
     n_e = mu.size
     n_rec = out_dev.shape[0]
+    n_batch = acc_batch.size
+    batch_len = (t_end - warmup) / n_batch if n_batch > 0 else 0.0
     busy = np.zeros(n_j, dtype=np.int64)
     x = q.copy()
     dep_rate = 0.0
@@ -196,8 +204,22 @@ def _kernel(
                 sq += dev[i] * dev[i]
                 for k in range(i + 1):
                     acc_outer[i, k] += w * dev[i] * dev[k]
-            acc_norm[0] += w * np.sqrt(sq)
+            norm = np.sqrt(sq)
+            acc_norm[0] += w * norm
             acc_norm[1] += w * sq
+            if n_batch > 0:
+                s = lo
+                b = int((s - warmup) / batch_len)
+                if b >= n_batch:
+                    b = n_batch - 1
+                while s < t_new:
+                    end = warmup + (b + 1) * batch_len
+                    if b >= n_batch - 1 or end > t_new:
+                        end = t_new
+                    if end > s:
+                        acc_batch[b] += (end - s) * norm
+                        s = end
+                    b += 1
         if last:
             break
         t = t_new
@@ -329,6 +351,10 @@ class SimulationRun:
         product ``(I, I)``, and ``second_moment - mean mean^T``.
     mean_norm, rms_norm:
         Time averages of |deviation| and sqrt of the time average of |deviation|^2.
+    batch_mean_norm:
+        Time averages of |deviation| over the B equal consecutive batches of
+        ``[warmup, t_end]`` (``batches`` of :func:`simulate`), shape ``(B,)``; their mean
+        is ``mean_norm``.
     arrivals, departures:
         Counts per class, shape ``(I,)``.
     busy, queues:
@@ -362,6 +388,7 @@ class SimulationRun:
     covariance: np.ndarray
     mean_norm: float
     rms_norm: float
+    batch_mean_norm: np.ndarray
     arrivals: np.ndarray
     departures: np.ndarray
     busy: np.ndarray
@@ -470,6 +497,7 @@ def simulate(
     initial_psi=None,
     initial_queues=None,
     check: bool = False,
+    batches: int = 0,
 ) -> SimulationRun:
     """Simulate the r-th system under LQFS-LB on [0, t_end] (module docstring).
 
@@ -495,6 +523,10 @@ def simulate(
         waiting (per unit r; default the nominal point psi* and ``queue_level``).
     check:
         Check the invariants after every event (slower; for tests).
+    batches:
+        Number B >= 0 of equal consecutive batches of ``[warmup, t_end]`` whose time averages
+        of |deviation| are recorded (``batch_mean_norm``; the stationarity test of
+        :mod:`.stationarity`); 0: none.
 
     Examples
     --------
@@ -524,6 +556,8 @@ def simulate(
         raise ValueError(f"record_every must be > 0, got {record_every}")
     if not 0 <= warmup < t_end:
         raise ValueError(f"warmup must be in [0, t_end), got {warmup}")
+    if isinstance(batches, bool) or not isinstance(batches, int | np.integer) or batches < 0:
+        raise ValueError(f"batches must be an integer >= 0, got {batches!r:.40}")
     system = solution.system
     edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
     n_i, n_j = system.n_classes, system.n_pools
@@ -543,6 +577,7 @@ def simulate(
     acc_mean = np.zeros(n_i)
     acc_outer = np.zeros((n_i, n_i))
     acc_norm = np.zeros(2)
+    acc_batch = np.zeros(int(batches))
     counters = np.zeros(5, dtype=np.int64)
     counters[_FIRST_BAD] = -1
     arrivals = np.zeros(n_i, dtype=np.int64)
@@ -573,6 +608,7 @@ def simulate(
         acc_mean,
         acc_outer,
         acc_norm,
+        acc_batch,
         counters,
         arrivals,
         departures,
@@ -605,6 +641,7 @@ def simulate(
         covariance=second - np.outer(mean, mean),
         mean_norm=float(acc_norm[0] / span),
         rms_norm=float(np.sqrt(acc_norm[1] / span)),
+        batch_mean_norm=acc_batch / (span / batches) if batches else np.zeros(0),
         arrivals=arrivals,
         departures=departures,
         busy=busy,
