@@ -325,3 +325,13 @@ def test_nested_command_line_overrides_reach_the_rules_as_numbers(tmp_path):
     config["multiskill"]["simulation"]["replications"] = "four"
     with pytest.raises(ConfigError, match=r"multiskill\.simulation\.replications: 'four'"):
         validate_config(config, load_schema(SCHEMA_PATH))
+
+
+def test_slow_config_is_valid_and_only_scales_part_c():
+    """workflow/config/slow.yaml (issue 16: Part C up to r = 1e7) merges over the default."""
+    slow = yaml.safe_load((ROOT / "workflow" / "config" / "slow.yaml").read_text())
+    assert set(slow) == {"serverpools"}
+    config = merged(slow)
+    validate_config(config, SCHEMA)
+    assert max(config["serverpools"]["stochastic"]["r"]) == 10**7
+    assert max(config["serverpools"]["fluid_limit"]["r"]) == 10**7

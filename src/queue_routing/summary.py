@@ -68,8 +68,7 @@ TABLES: dict[str, dict[str, str]] = {
         "pure_routing": "the pure-routing sweep (deadlines_two_cluster)",
     },
     "C": {
-        "time_average": "stationary time-averaged deviation per r "
-        "(serverpools_stochastic_summary)",
+        "time_average": "stationary time averages per r (serverpools_stochastic_summary)",
         "slope": "slopes of log time average vs log r (serverpools_stochastic_summary)",
         "covariance": "simulated covariance vs Lyapunov (serverpools_covariance)",
         "fluid": "fluid trajectories (serverpools_fluid)",

@@ -648,7 +648,8 @@ def scaling_verdicts(
     ``excluded`` and left out). Slopes and t intervals come from the per-replication slopes
     (:func:`.slope_interval`); the verdict is :func:`.slope_verdict` of the top-decade
     interval: ``tight`` (contains 0, not 1/2), ``escaping`` (contains 1/2, not 0),
-    ``growing``, or ``undetermined`` (also when fewer than two stationary scales remain).
+    ``growing, slower / faster than sqrt(r)`` (entirely in (0, 1/2) / above 1/2), or
+    ``undetermined`` (also when fewer than two stationary scales remain).
 
     Columns: ``example, r_min, r_max, n_r`` (the scales of the top-decade fit),
     ``excluded`` (flagged scales, comma-separated, or empty), ``slope, slope_se, slope_low,

@@ -81,11 +81,21 @@ def _num(x: float) -> str:
     return f"{x:.3g}".replace("-", "−")
 
 
+def _superscript(k: int) -> str:
+    return "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(k))
+
+
 def _r_plain(r: float) -> str:
-    """``10⁴`` for powers of ten (unicode superscripts), else ``2000``."""
+    """``10⁴`` for powers of ten (unicode superscripts), ``3.16·10⁵`` for 10^5.5, else ``2000``.
+
+    >>> _r_plain(1e4), _r_plain(316228), _r_plain(2000)
+    ('10⁴', '3.16·10⁵', '2000')
+    """
     e = np.log10(r)
     if r >= 100 and np.isclose(e, round(e)):
-        return "10" + "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(d)] for d in str(round(e)))
+        return "10" + _superscript(round(e))
+    if r >= 1000 and np.isclose(e - np.floor(e), 0.5, atol=1e-6):
+        return f"{r / 10 ** np.floor(e):.3g}·10{_superscript(int(np.floor(e)))}"
     return f"{r:g}"
 
 
@@ -246,10 +256,11 @@ def tree_figure(
     )
     mus = np.array(list(mu.values()))
     caption = (
-        f"{_OURS} The {example} example: {n_i} customer classes (circles, arrival rate r·λ_i) "
-        f"and {n_j} server pools (boxes, r·β_j servers); each edge is a basic activity with "
-        "service rate μ_ij (jobs per unit time per server) and SPP flow λ_ij (customers per "
-        "unit time per unit r; line width grows with λ_ij). The SPP optimum is this tree with "
+        f"{_OURS} The {_title(example).lower()} example: {n_i} customer classes (circles, "
+        f"arrival rate r·λ_i) and {n_j} server pools (boxes, r·β_j servers); each edge is a "
+        "basic activity with service rate μ_ij (jobs per unit time per server) and SPP flow "
+        "λ_ij (customers per unit time per unit r; line width grows with λ_ij). The SPP "
+        "optimum is this tree with "
         f"every pool at load ρ = {rho:.3g} (complete resource pooling). Pool sizes spread by a "
         f"factor {max(beta) / min(beta):.3g} and rates by {mus.max() / mus.min():.3g}. The "
         f"linearised LQFS-LB fluid model (the paper's Theorem 3.1) has eigenvalues {eig_u} "

@@ -18,8 +18,8 @@ past the transient of its start. Four small pure functions (``docs/serverpools.m
 * :func:`slope_interval` and :func:`slope_verdict` -- the slope of log10(time average)
   against log10(r) with its interval (per-replication slopes) and the verdict read off that
   interval: ``tight`` if it contains 0 but not 1/2, ``escaping`` if it contains 1/2 but not
-  0, ``growing`` if it lies strictly between (grows, slower than sqrt(r)), else
-  ``undetermined``.
+  0, ``growing, slower / faster than sqrt(r)`` if it lies strictly between 0 and 1/2 / above
+  1/2, else ``undetermined``.
 
 Units: times in units of 1/mu; rates per unit time; time averages in the units of the
 averaged quantity (customers / sqrt(r) for the diffusion-scaled deviation).
@@ -54,7 +54,13 @@ DEFAULT_BURN_IN_MARGIN = math.log(1000.0)
 #: probability.
 DEFAULT_LEVEL = 0.01
 #: The verdicts of :func:`slope_verdict`.
-VERDICTS = ("tight", "escaping", "growing", "undetermined")
+VERDICTS = (
+    "tight",
+    "escaping",
+    "growing, slower than sqrt(r)",
+    "growing, faster than sqrt(r)",
+    "undetermined",
+)
 
 
 def _positive(value: float, name: str) -> float:
@@ -306,14 +312,15 @@ def slope_verdict(low: float, high: float) -> str:
 
     A tight family of stationary laws has slope 0; deviations that follow a persistent
     fluid oscillation grow like sqrt(r), slope 1/2. ``tight``: the interval contains 0 and
-    not 1/2; ``escaping``: it contains 1/2 and not 0; ``growing``: it lies strictly between
-    0 and 1/2 (grows with r, slower than sqrt(r) on these scales); otherwise
-    ``undetermined`` (too wide to tell, NaN, or entirely outside [0, 1/2]).
+    not 1/2; ``escaping``: it contains 1/2 and not 0; ``growing, slower than sqrt(r)``: it
+    lies strictly between 0 and 1/2; ``growing, faster than sqrt(r)``: it lies above 1/2
+    (a time average still approaching its a sqrt(r) asymptote from below on these scales);
+    otherwise ``undetermined`` (too wide to tell, NaN, or below 0).
 
     >>> slope_verdict(-0.02, 0.03), slope_verdict(0.46, 0.53), slope_verdict(0.1, 0.2)
-    ('tight', 'escaping', 'growing')
-    >>> slope_verdict(-0.1, 0.7), slope_verdict(0.6, 0.7)
-    ('undetermined', 'undetermined')
+    ('tight', 'escaping', 'growing, slower than sqrt(r)')
+    >>> slope_verdict(-0.1, 0.7), slope_verdict(0.6, 0.7), slope_verdict(-0.3, -0.1)
+    ('undetermined', 'growing, faster than sqrt(r)', 'undetermined')
     """
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
@@ -325,5 +332,7 @@ def slope_verdict(low: float, high: float) -> str:
     if half and not zero:
         return "escaping"
     if 0.0 < low and high < 0.5:
-        return "growing"
+        return "growing, slower than sqrt(r)"
+    if 0.5 < low:
+        return "growing, faster than sqrt(r)"
     return "undetermined"
