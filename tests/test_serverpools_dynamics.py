@@ -9,6 +9,10 @@ Instances (hand-made, so that the assertions do not depend on a random generator
   (as in :mod:`queue_routing.serverpools.search`, then rounded); A_u has the complex pair
   0.236 +- 3.08i. Instability needs widely spread pool sizes and rates (here beta over a
   factor 60, mu over a factor 300), as the paper says it needs a "not too small" tree.
+* ``large_cycle``: the example instance chosen for a large fluid limit cycle relative to the
+  diffusion noise (``instances.LARGE_CYCLE``, docs/serverpools.md), for the tight-vs-escaping
+  tests; its stochastic time average approaches a sqrt(r) from below (it lingers near x*,
+  where the cycle passes within 0.005 per unit r) and reaches it from r ~ 3e5.
 """
 
 import numpy as np
@@ -31,6 +35,7 @@ from queue_routing.serverpools import (
     linearised_deviation,
     load_balancing_map,
     lyapunov_residual,
+    mean_interval,
     random_tree_system,
     simulate,
     simulation,
@@ -497,10 +502,22 @@ def test_stable_time_average_is_tight_within_its_interval(stable):
 
 @pytest.mark.slow
 def test_large_cycle_escapes_like_sqrt_r(large_cycle):
-    """The paper's non-tightness, at r = 1e5 and 1e6 (about 3 minutes): stationary windows
-    after the derived burn-in, and a slope interval over the decade that excludes 0."""
+    """The paper's non-tightness over the top half-decade of the default grid, r = 10^5.5 and
+    10^6 (about 2 minutes): stationary windows after the derived burn-in, a slope interval
+    that contains 1/2 and excludes 0, and time averages that reach the fluid limit cycle's
+    a sqrt(r) (a from the fluid model, independent of the simulator): the interval of the
+    r = 1e6 mean overlaps [0.8, 1.05] a sqrt(r) (from below: at finite r the system still
+    lingers near x* now and then, docs/serverpools.md)."""
     gamma = np.linalg.eigvals(a_underloaded(large_cycle)).real.max()
-    rs = (1e5, 1e6)
+    edges = large_cycle.basic
+    v = rng_for(SEED, "serverpools-test", "cycle").normal(size=len(edges))
+    pert = np.zeros_like(large_cycle.occupancy)
+    pert[edges[:, 0], edges[:, 1]] = (
+        1e-3 * v / np.abs(v).max() * large_cycle.occupancy[edges[:, 0], edges[:, 1]]
+    )
+    fluid = fluid_trajectory(large_cycle, pert, 200.0, 2001)
+    level = fluid.norm[fluid.times >= 100.0].mean()
+    rs = (10**5.5, 1e6)
     means = []
     for r in rs:
         values, batches = _windows(
@@ -510,4 +527,6 @@ def test_large_cycle_escapes_like_sqrt_r(large_cycle):
         assert halves_test(batches).stationary
         means.append(values)
     fit = slope_interval(rs, np.column_stack(means))
-    assert fit.low > 0.0
+    assert fit.low > 0.0 and fit.low <= 0.5 <= fit.high and fit.verdict == "escaping"
+    top = mean_interval(means[-1])
+    assert top.low <= level * np.sqrt(1e6) * 1.05 and top.high >= level * np.sqrt(1e6) * 0.8

@@ -15,6 +15,7 @@ committed ``figures/summary.md``, which the rule ``summary`` writes from the pip
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -443,9 +444,20 @@ def test_serverpools_summary():
     assert (v["C.slope.large_cycle"], v["C.slope.large_cycle.se"]) == ("0.51", "0.03")
     assert (v["C.slope.large_cycle.low"], v["C.slope.large_cycle.high"]) == ("0.38", "0.64")
     assert v["C.slope.large_cycle.verdict"] == "escaping"
-    assert (v["C.stationary.flagged"], v["C.stationary.windows"]) == ("1", "4")
+    assert (v["C.time_average.flagged"], v["C.time_average.windows"]) == ("1", "4")
     assert v["C.covariance.max_abs_z"] == "1.3"
     assert v["C.fluid.large_cycle.level"] == "0.0155"
+    # a sqrt(r) for the growing (unstable) example, at its time averages' decimals (none)
+    assert (v["C.fluid.large_cycle.r100.sqrt_r"], v["C.fluid.large_cycle.r1000000.sqrt_r"]) == (
+        "0",
+        "16",
+    )  # 0.0155 x 10 and 0.0155 x 1000
+    assert "C.fluid.stable.r100.sqrt_r" not in v
+    # fewer than two stationary scales in the top decade: no slope, the keys say so
+    flat = verdicts.assign(slope=[np.nan, 0.5112], slope_se=[np.nan, 0.0297])
+    v = summary.serverpools_summary({**tables, "slope": flat}, tail_fraction=0.5)
+    assert [v[f"C.slope.stable{k}"] for k in ("", ".se", ".low", ".high")] == ["n/a"] * 4
+    assert v["C.slope.stable.verdict"] == "tight"
     assert v["C.fluid_limit.stable.slope"] == "−0.49"
     assert (v["C.fluid_limit.stable.low"], v["C.fluid_limit.stable.high"]) == ("−0.53", "−0.45")
 

@@ -471,17 +471,20 @@ def serverpools_summary(
       stationary time-averaged |diffusion-scaled deviation| at scale r (mean of the
       replications), rounded at the first significant digit of the median standard error of
       its example (the same decimals for every r of an example);
-    * ``C.stationary.flagged`` (the same table): how many (example, r) windows the
-      stationarity test flags; ``C.stationary.windows``: how many were tested;
+    * ``C.time_average.flagged`` (the same table): how many (example, r) windows the
+      stationarity test flags; ``C.time_average.windows``: how many were tested;
     * ``C.slope.<example>``, ``C.slope.<example>.se`` (``verdicts.csv``): the top-decade slope
       of log time average against log r and its standard error (:func:`with_error`);
-      ``C.slope.<example>.low`` / ``.high``: its interval at the same decimals;
+      ``C.slope.<example>.low`` / ``.high``: its interval at the same decimals (all four
+      ``n/a`` when fewer than two stationary scales are left to fit);
       ``C.slope.<example>.verdict``: the verdict read off it;
     * ``C.covariance.max_abs_z`` (``serverpools_covariance/covariance.csv``): the largest
       |simulated − Lyapunov| / SE over the covariance entries (standard errors);
     * ``C.fluid.<example>.level`` (``serverpools_fluid/<example>.csv``): the time average of
       the fluid |x − x*| over the last ``tail_fraction`` of time, the amplitude a of the
-      persistent oscillation (the deviation grows like a·√r), 3 significant digits;
+      persistent oscillation (the deviation grows like a·√r), 3 significant digits; and, for
+      the examples whose fluid trajectory grows (unstable), ``C.fluid.<example>.r<r>.sqrt_r``:
+      a·√r at every r of the time-average table, at that example's decimals;
     * ``C.fluid_limit.<example>.slope`` and ``.low`` / ``.high``
       (``serverpools_fluid_limit_summary/slopes.csv``): the slope of log sup-distance against
       log r and its interval.
@@ -505,7 +508,7 @@ def serverpools_summary(
     ('−0.001', '0.005', '1.3')
     >>> values["C.slope.stable.low"], values["C.slope.stable.high"]
     ('−0.022', '0.020')
-    >>> values["C.stationary.flagged"], values["C.stationary.windows"]
+    >>> values["C.time_average.flagged"], values["C.time_average.windows"]
     ('1', '2')
     >>> values["C.fluid.unstable.level"], values["C.fluid_limit.stable.slope"]
     ('0.0155', '−0.51')
@@ -524,26 +527,39 @@ def serverpools_summary(
     limit = tables["fluid_limit"]
     _require(limit, ["example", "slope", "slope_se", "slope_low", "slope_high"], "fluid_limit")
     out = {}
+    fluid = tables["fluid"]
+    levels = fluid_limit_level(fluid, tail_fraction)
+    growing = {
+        str(name)
+        for name, df in fluid.groupby("example")
+        if df.sort_values("time")["norm_fluid"].iloc[-1]
+        > df.sort_values("time")["norm_fluid"].iloc[0]
+    }
     for example, g in averages.groupby("example", sort=True):
         se = g["mean_norm_se"].dropna()
         decimals = _decimals_for(float(se.median()), 1) if len(se) else 2
         for row in g.itertuples():
             out[f"C.time_average.{example}.r{int(row.r)}"] = fixed(row.mean_norm, decimals)
+            if example in growing and example in levels:  # the fluid cycle's a sqrt(r)
+                out[f"C.fluid.{example}.r{int(row.r)}.sqrt_r"] = fixed(
+                    levels[example] * math.sqrt(row.r), decimals
+                )
     flags = averages["stationary"].astype(bool)
-    out["C.stationary.flagged"] = integer(int((~flags).sum()))
-    out["C.stationary.windows"] = integer(len(flags))
+    out["C.time_average.flagged"] = integer(int((~flags).sum()))
+    out["C.time_average.windows"] = integer(len(flags))
     for row in verdicts.itertuples():
         key = f"C.slope.{row.example}"
-        if not np.isfinite(row.slope):
-            out[f"{key}.verdict"] = str(row.verdict)
+        out[f"{key}.verdict"] = str(row.verdict)
+        if not (np.isfinite(row.slope) and np.isfinite(row.slope_se) and row.slope_se > 0):
+            for k in (key, f"{key}.se", f"{key}.low", f"{key}.high"):  # < 2 stationary scales
+                out[k] = "n/a"
             continue
         out[key], out[f"{key}.se"] = with_error(row.slope, row.slope_se)
         out[f"{key}.low"], out[f"{key}.high"] = _interval_text(
             row.slope_low, row.slope_high, row.slope_se
         )
-        out[f"{key}.verdict"] = str(row.verdict)
     out["C.covariance.max_abs_z"] = fixed(tables["covariance"]["z"].abs().max(), 1)
-    for example, level in fluid_limit_level(tables["fluid"], tail_fraction).items():
+    for example, level in levels.items():
         out[f"C.fluid.{example}.level"] = significant(level, 3)
     for row in limit.itertuples():
         key = f"C.fluid_limit.{row.example}"
