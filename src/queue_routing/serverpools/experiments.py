@@ -618,17 +618,21 @@ def time_average_table(
     return pd.DataFrame(rows)
 
 
-def _slope_fields(prefix: str, r, values, confidence: float) -> dict[str, Any]:
+def _slope_fields(prefix: str, r, values, confidence: float) -> tuple[dict[str, Any], str]:
+    """``{prefix, prefix_se, prefix_low, prefix_high}`` of :func:`.slope_interval` and its
+    verdict; NaN and ``undetermined`` with fewer than two scales or replications."""
     if len(r) < 2 or values.shape[0] < 2:
         nan = float("nan")
-        return {f"{prefix}": nan, f"{prefix}_se": nan, f"{prefix}_low": nan, f"{prefix}_high": nan}
+        fields = {prefix: nan, f"{prefix}_se": nan, f"{prefix}_low": nan, f"{prefix}_high": nan}
+        return fields, "undetermined"
     fit = slope_interval(r, values, confidence=confidence)
-    return {
-        f"{prefix}": fit.slope,
+    fields = {
+        prefix: fit.slope,
         f"{prefix}_se": fit.se,
         f"{prefix}_low": fit.low,
         f"{prefix}_high": fit.high,
     }
+    return fields, fit.verdict
 
 
 def scaling_verdicts(
@@ -673,13 +677,8 @@ def scaling_verdicts(
             k = min(len(v) for v in by_r)
             return np.column_stack([v.to_numpy(float)[:k] for v in by_r])
 
-        fit = _slope_fields("slope", top, values(top), confidence)
-        full = _slope_fields("slope_all", ok, values(ok), confidence)
-        verdict = (
-            slope_interval(top, values(top), confidence=confidence).verdict
-            if np.isfinite(fit["slope"])
-            else "undetermined"
-        )
+        fit, verdict = _slope_fields("slope", top, values(top), confidence)
+        full, _ = _slope_fields("slope_all", ok, values(ok), confidence)
         rows.append(
             {
                 "example": name,

@@ -1,8 +1,8 @@
 """Example instances of Part C (ours: the paper gives no numerical examples).
 
 Stolyar & Yudovina (2013) prove that the LQFS-LB fluid equilibrium can be unstable but the
-source text has no numerical example, so the two examples and the one-parameter family below
-are ours. Both examples are trees given by their basic activities, service rates mu_ij and
+source text has no numerical example, so the three examples and the one-parameter family
+below are ours. The examples are trees given by their basic activities, service rates mu_ij and
 nominal occupancies psi*_ij (busy servers per unit r); then lambda_ij = mu_ij psi*_ij,
 lambda_i = sum_j lambda_ij and beta_j = sum_i psi*_ij / rho, so every pool is exactly at load
 rho and the tree is the unique SPP optimum (complete resource pooling holds).
@@ -13,6 +13,12 @@ rho and the tree is the unique SPP optimum (complete resource pooling holds).
   a seeded random search over trees (:mod:`.search`) and rounded, rho = 0.9: A_u has the
   complex pair 0.236 +- 3.08i. Its pool sizes are spread over a factor 62 and its rates over a
   factor 300; instability needs such heterogeneity.
+* :data:`LARGE_CYCLE` -- a 5-class, 5-pool tree (rho = 0.5) chosen by an exploratory search
+  for a large fluid limit cycle relative to the diffusion noise and a fast growth rate
+  (docs/serverpools.md, "The large-cycle example"): A_u has 0.419 +- 3.55i, -1.77 +- 0.87i
+  and -48; the fluid cycle's time-averaged |x - x*| is 0.104 per unit r (10% of
+  sum_i x*_i = 1.0; 0.0155 for UNSTABLE), so its stochastic system follows the cycle, and
+  its diffusion-scaled deviation grows like sqrt(r), from r ~ 3e5.
 * :func:`heterogeneity_family` -- a one-parameter family through :data:`UNSTABLE`: the log
   rates and log occupancies are scaled about their geometric means by an exponent theta
   (theta = 0: all rates and occupancies equal, so A_u = -mu I is stable; theta = 1: UNSTABLE);
