@@ -282,6 +282,72 @@ def test_serverpools_analyze_rejects_bad_input(capsys, monkeypatch):
     assert code == 1 and out == "" and err.count("\n") == 1 and "activities" in err
 
 
+MM_N = {  # one class, one pool: an M/M/600 queue at r = 200 with r psi* = 300 busy servers
+    "arrival_rates": [1.2],
+    "pool_sizes": [3.0],
+    "activities": [{"class": 1, "pool": 1, "rate": 0.8}],
+}
+
+
+def test_serverpools_simulate_contract(capsys, monkeypatch):
+    argv = ["serverpools", "simulate", "-", "--scale", "200", "--horizon", "80"]
+    code, out, err = run(
+        capsys, *argv, "--seed", "3", stdin=json.dumps(MM_N), monkeypatch=monkeypatch
+    )
+    assert code == 0, err
+    obj = json.loads(out)
+    assert set(obj) == {
+        "diffusion_deviation",
+        "ci95",
+        "fluid_deviation",
+        "stationary",
+        "burn_in",
+        "events",
+    }
+    assert isinstance(obj["stationary"], bool) and isinstance(obj["events"], int)
+    assert obj["fluid_deviation"] == pytest.approx(obj["diffusion_deviation"] / np.sqrt(200))
+    # derived burn-in: gamma = -mu = -0.8 (A_u of one class and one pool), ln(1000) / (2 mu)
+    assert obj["burn_in"] == pytest.approx(np.log(1000.0) / (2 * 0.8), rel=1e-12)
+    # stationary law ~ Poisson(r psi*) with psi* = 1.5: |Y| ~ |N(0, 1.5)|, E|Y| = sqrt(3/pi)
+    expected = np.sqrt(2 * 1.5 / np.pi)
+    assert abs(obj["diffusion_deviation"] - expected) < obj["ci95"] + 0.03 * expected
+    assert obj["stationary"] is True
+    # about 2 r lambda events per time unit, 5 replications of burn-in + horizon
+    assert obj["events"] == pytest.approx(5 * 2 * 200 * 1.2 * (80 + obj["burn_in"]), rel=0.02)
+    code, out, err = run(
+        capsys, *argv, "--burn-in", "7.5", "--replications", "2", stdin=json.dumps(MM_N),
+        monkeypatch=monkeypatch,
+    )  # fmt: skip
+    assert code == 0 and json.loads(out)["burn_in"] == 7.5
+
+
+@pytest.mark.parametrize(
+    ("instance", "options", "status", "needle"),
+    [
+        (MM_N, ["--scale", "0"], 2, "--scale"),
+        (MM_N, ["--scale", "100", "--replications", "1"], 2, "--replications"),
+        (MM_N, ["--scale", "100", "--burn-in", "-1"], 2, "--burn-in"),
+        (MM_N, ["--scale", "0.1"], 2, "--scale r = 0.1 gives pool 1 no server"),
+        (MM_N, ["--scale", "1e9", "--horizon", "1e4"], 2, "--scale, horizon and replications"),
+        ({**MM_N, "arrival_rates": [3.0]}, ["--scale", "100"], 1, "not underloaded"),
+        ({**MM_N, "activities": []}, ["--scale", "100"], 1, "activities"),
+    ],
+    ids=["scale", "replications", "burn-in", "no-server", "too-long", "rho", "bad-json"],
+)
+def test_serverpools_simulate_rejects_bad_input(
+    capsys, monkeypatch, instance, options, status, needle
+):
+    argv = ["serverpools", "simulate", "-", *options]
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(json.dumps(instance)))
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse: a bad option value
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == status and out == "" and err.count("\n") == 1 and needle in err
+    assert "Traceback" not in err
+
+
 DEADLINES = {
     "arrival_rate": 3.0,
     "servers": [3, 2],
@@ -442,6 +508,7 @@ SUBCOMMANDS = [
     ("deadlines", "compare-policies"),
     ("deadlines", "index"),
     ("serverpools", "analyze"),
+    ("serverpools", "simulate"),
 ]
 
 
@@ -473,5 +540,7 @@ def test_help_shows_defaults_and_policy_meanings(capsys, monkeypatch, part, comm
         policies = {k: DEADLINE_POLICIES[k] for k in ("io", "pi", "rb")}
     if (part, command) == ("deadlines", "compare-policies"):
         policies = {k: DEADLINE_POLICIES[k] for k in ("bs", "io", "pi", "rb")}
+    if part == "serverpools":
+        policies = {}  # one policy (LQFS-LB): nothing to choose
     for name, meaning in policies.items():
         assert f"{name}: {meaning}" in text

@@ -5,6 +5,8 @@ directly (many cases, fast) and through ``snakemake`` itself (one case per kind 
 where the run must stop before any job and leave no output behind.
 """
 
+import copy
+import re
 import subprocess
 
 import pytest
@@ -13,9 +15,11 @@ import yaml
 from _workflow import ROOT, SMOKE, environment, merged_config, snakemake_command
 from queue_routing.config import (
     RENAMED_KEYS,
+    REPLACED_KEYS,
     ConfigError,
     load_schema,
     renamed_key_problems,
+    replaced_key_problems,
     validate_config,
 )
 
@@ -108,9 +112,14 @@ INVALID = [
         "must be <= last",
     ),
     (
-        {"serverpools": {"stochastic": {"warmup": 1.0e5, "t_end": 10.0}}},
-        "serverpools.stochastic.warmup",
-        "must be < t_end",
+        {"serverpools": {"fluid_limit": {"t_end": 1.0, "record_every": 0.3}}},
+        "serverpools.fluid_limit.t_end",
+        "whole multiple of record_every",
+    ),
+    (
+        {"serverpools": {"stochastic": {"batches": 7}}},
+        "serverpools.stochastic.batches",
+        "multiple",
     ),
     (
         {"serverpools": {"covariance": {"warmup": 20.0, "t_end": 20.0}}},
@@ -182,6 +191,19 @@ def test_renamed_keys_are_found_anywhere_and_only_when_present():
     ]
 
 
+@pytest.mark.parametrize("old", sorted(REPLACED_KEYS), ids=sorted(REPLACED_KEYS))
+def test_replaced_key_stops_with_one_line_saying_what_to_set(old):
+    assert old not in SCHEMA_KEYS
+    with pytest.raises(ConfigError) as info:
+        validate_config(merged(nested(old, 50.0), {"seed": "abc"}), SCHEMA)
+    assert info.value.key == old
+    message = str(info.value)
+    assert message == f"{old}: {REPLACED_KEYS[old]}" and "\n" not in message
+    named = re.findall(r"serverpools\.[\w.]+", REPLACED_KEYS[old])
+    assert named and all(key in SCHEMA_KEYS for key in named)  # points at keys that exist
+    assert replaced_key_problems(merged()) == []
+
+
 def test_range_errors_state_the_allowed_range_and_meaning():
     with pytest.raises(ConfigError) as info:
         validate_config(merged({"multiskill": {"instances_per_size": 0}}), SCHEMA)
@@ -200,9 +222,9 @@ def test_range_errors_state_the_allowed_range_and_meaning():
         ),
         ("deadlines:\n  larg: {}\n", "deadlines.larg", "unknown key"),
         (
-            "serverpools:\n  stochastic:\n    burn_in: 20.0\n",
-            "serverpools.stochastic.burn_in",
-            "renamed to serverpools.stochastic.warmup",
+            "serverpools:\n  covariance:\n    burn_in: 20.0\n",
+            "serverpools.covariance.burn_in",
+            "renamed to serverpools.covariance.warmup",
         ),
         ("deadlines:\n  exact:\n    tol: .nan\n", "deadlines.exact.tol", "not a finite number"),
     ],
@@ -289,3 +311,13 @@ def test_nested_command_line_overrides_reach_the_rules_as_numbers(tmp_path):
     config["multiskill"]["simulation"]["replications"] = "four"
     with pytest.raises(ConfigError, match=r"multiskill\.simulation\.replications: 'four'"):
         validate_config(config, load_schema(SCHEMA_PATH))
+
+
+def test_slow_config_is_valid_and_only_scales_part_c():
+    """workflow/config/slow.yaml (issue 16: Part C up to r = 1e7) merges over the default."""
+    slow = yaml.safe_load((ROOT / "workflow" / "config" / "slow.yaml").read_text())
+    assert set(slow) == {"serverpools"}
+    config = merged(slow)
+    validate_config(config, SCHEMA)
+    assert max(config["serverpools"]["stochastic"]["r"]) == 10**7
+    assert max(config["serverpools"]["fluid_limit"]["r"]) == 10**7

@@ -40,14 +40,20 @@ SERVERPOOLS_TABLES = [
     "results/serverpools/serverpools_examples/examples.csv",
     "results/serverpools/serverpools_examples/stable.json",
     "results/serverpools/serverpools_examples/unstable.json",
+    "results/serverpools/serverpools_examples/large_cycle.json",
     "results/serverpools/serverpools_boundary/scan.csv",
     "results/serverpools/serverpools_boundary/crossings.csv",
     "results/serverpools/serverpools_fluid/stable.csv",
     "results/serverpools/serverpools_fluid/unstable.csv",
+    "results/serverpools/serverpools_fluid/large_cycle.csv",
     "results/serverpools/serverpools_stochastic_summary/traces.csv",
     "results/serverpools/serverpools_stochastic_summary/time_averages.csv",
     "results/serverpools/serverpools_stochastic_summary/time_averages.md",
     "results/serverpools/serverpools_stochastic_summary/verdicts.csv",
+    "results/serverpools/serverpools_fluid_limit_summary/runs.csv",
+    "results/serverpools/serverpools_fluid_limit_summary/distances.csv",
+    "results/serverpools/serverpools_fluid_limit_summary/distances.md",
+    "results/serverpools/serverpools_fluid_limit_summary/slopes.csv",
     "results/serverpools/serverpools_table/examples.csv",
     "results/serverpools/serverpools_table/examples.md",
     "results/serverpools/serverpools_covariance_table/covariance.csv",
@@ -56,10 +62,12 @@ SERVERPOOLS_TABLES = [
 SERVERPOOLS_FIGURES = [
     "serverpools_tree_stable",
     "serverpools_tree_unstable",
+    "serverpools_tree_large_cycle",
     "serverpools_boundary",
     "serverpools_fluid",
     "serverpools_deviation",
     "serverpools_time_average",
+    "serverpools_fluid_limit",
 ]
 DEADLINES_TABLES = [
     "results/deadlines/deadlines_two_cluster/arrival_rate.csv",
@@ -112,8 +120,9 @@ def test_smoke_run_writes_every_table_and_figure(smoke_run):
 #: replications, ...).
 ALONE = [
     "results/multiskill/multiskill_simulate/C20/i0-1_r0-2.csv",
-    "results/serverpools/serverpools_stochastic/unstable_r1000/r0-1_summary.csv",
-    "results/serverpools/serverpools_stochastic/unstable_r1000/r0-1_trace.csv",
+    "results/serverpools/serverpools_stochastic/large_cycle_r1000/r0-1_summary.csv",
+    "results/serverpools/serverpools_stochastic/large_cycle_r1000/r0-1_trace.csv",
+    "results/serverpools/serverpools_fluid_limit/large_cycle_r1000.csv",
     "results/deadlines/deadlines_large/n8/r0-2.csv",
 ]
 

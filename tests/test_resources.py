@@ -65,10 +65,21 @@ def test_predicted_times_are_linear_in_the_work():
 
 def test_the_model_describes_the_instances_it_predicts_for():
     from queue_routing.multiskill.instances import TABLE1, random_instance
+    from queue_routing.serverpools import solve_spp
+    from queue_routing.serverpools.experiments import stochastic_burn_in
     from queue_routing.serverpools.instances import example_system
+    from queue_routing.serverpools.linear import stability_verdict
 
     for example, rate in cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES.items():
         assert float(sum(example_system(example).arrival_rates)) == pytest.approx(rate, rel=1e-12)
+    assert set(cost.SERVERPOOLS_GROWTH_RATES) == set(cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES)
+    for example, gamma in cost.SERVERPOOLS_GROWTH_RATES.items():
+        solution = solve_spp(example_system(example))
+        assert stability_verdict(solution).max_real_underloaded == pytest.approx(gamma, rel=1e-9)
+        for r in (100, 1e4, 316228, 1e6):  # the planned run length is the pipeline's
+            planned = cost.serverpools_run_length(example, r, window=60.0, margin=6.9)
+            burn_in = stochastic_burn_in(solution, r, margin=6.9)
+            assert planned == pytest.approx(burn_in + 60.0, rel=1e-9), (example, r)
     table1 = sum(TABLE1["mu"]) + 1.3 * sum(TABLE1["eta"])
     assert cost.table1_event_rate(1.3) == pytest.approx(table1)
     for n_classes in (10, 50, 200):  # the fitted uniformisation rate, within 10% of each draw
@@ -122,10 +133,13 @@ def test_large_config_dry_run_lists_hundreds_of_bounded_jobs_as_the_model_predic
             checked["A"] += 1
         elif m := PART_C.fullmatch(job["what"]):
             st = config["serverpools"]["stochastic"]
+            length = cost.serverpools_run_length(
+                m[1], int(m[2]), window=st["window"], margin=st["burn_in_margin"]
+            )
             seconds = cost.serverpools_simulation_seconds(
                 int(m[2]),
                 cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[m[1]],
-                st["t_end"],
+                length,
                 len(parse_chunk(m[3]).replications),
             )
             assert runtime == cost.runtime_minutes(seconds, safety_factor=safety), job
@@ -144,13 +158,13 @@ def test_large_config_dry_run_lists_hundreds_of_bounded_jobs_as_the_model_predic
 
 
 def test_ten_times_the_horizon_raises_the_requests_or_the_jobs_tenfold(tmp_path):
-    base = tmp_path / "base.yaml"  # two sizes of the default study, 40 instances each
+    base = tmp_path / "base.yaml"  # two sizes of the default study, 150 instances each
     base.write_text(
         yaml.safe_dump(
             {
                 "multiskill": {
                     "sizes": {"first": 150, "last": 200, "step": 50},
-                    "instances_per_size": 40,
+                    "instances_per_size": 150,
                 }
             }
         )
@@ -183,7 +197,7 @@ def test_smoke_and_default_dags_keep_one_chunk_per_job(tmp_path):
     chunking), so the smoke and default DAGs are those of one job per size, example, ..."""
     total, jobs = _dry_run(tmp_path, SMOKE)
     labels = [m[2] for j in jobs if (m := PART_A.fullmatch(j["what"]))]
-    assert labels == ["i0-1_r0-2"] * 3 and total == 72
+    assert labels == ["i0-1_r0-2"] * 3 and total == 82
 
 
 def test_every_heavy_rule_is_retried_with_attempt_scaled_requests():

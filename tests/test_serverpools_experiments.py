@@ -23,11 +23,16 @@ from queue_routing.serverpools.experiments import (
     covariance_table,
     example_rows,
     fluid_limit_level,
+    fluid_limit_runs,
+    fluid_limit_slopes,
+    fluid_limit_start,
+    fluid_limit_table,
     fluid_rows,
     instance_table,
     scaling_verdicts,
     search_sizes,
     search_tables,
+    stochastic_burn_in,
     stochastic_runs,
     summarise_examples,
     time_average_table,
@@ -161,18 +166,22 @@ def test_instance_table_joins_the_verdicts():
     rows = summarise_examples({n: example_system(n) for n in EXAMPLES})
     verdicts = pd.DataFrame(
         {
-            "example": ["stable", "unstable"],
-            "slope": [0.0, 0.2],
-            "slope_se": [0.01, 0.02],
+            "example": ["stable", "large_cycle"],
+            "slope": [0.0, 0.5],
+            "slope_low": [-0.02, 0.46],
+            "slope_high": [0.02, 0.54],
             "verdict": ["tight", "escaping"],
         }
     )
-    table = instance_table(rows, verdicts)
-    assert list(table["example"]) == ["stable", "unstable"]
-    assert list(table["fluid equilibrium (rho < 1)"]) == ["stable", "unstable"]
-    assert list(table["simulation verdict"]) == ["tight", "escaping"]
-    assert "0.2357 ± 3.078i" in table.loc[1, "eigenvalues A_u"]
-    assert table.loc[1, "pools"] == 4
+    table = instance_table(rows, verdicts).set_index("example")
+    assert list(table.index) == ["stable", "unstable", "large_cycle"]
+    assert list(table["fluid equilibrium (rho < 1)"]) == ["stable", "unstable", "unstable"]
+    assert table.loc["stable", "simulation verdict"] == "tight"
+    assert table.loc["large_cycle", "simulation verdict"] == "escaping"
+    assert table.loc["large_cycle", "slope interval"] == "[0.46, 0.54]"
+    assert pd.isna(table.loc["unstable", "simulation verdict"])  # not simulated
+    assert "0.2357 ± 3.078i" in table.loc["unstable", "eigenvalues A_u"]
+    assert table.loc["unstable", "pools"] == 4
 
 
 # -- stability boundary -----------------------------------------------------------------------
@@ -215,8 +224,8 @@ def test_fluid_rows_grow_for_the_unstable_example(unstable):
 # -- stochastic -----------------------------------------------------------------------------
 def test_stochastic_runs_are_seeded_and_tidy(stable):
     kwargs = {"t_end": 6.0, "warmup": 1.0, "record_every": 0.5, "replications": 2}
-    trace, summary = stochastic_runs("stable", stable, 40, seed=SEED, **kwargs)
-    trace2, summary2 = stochastic_runs("stable", stable, 40, seed=SEED, **kwargs)
+    trace, summary = stochastic_runs("stable", stable, 40, seed=SEED, batches=4, **kwargs)
+    trace2, summary2 = stochastic_runs("stable", stable, 40, seed=SEED, batches=4, **kwargs)
     pd.testing.assert_frame_equal(trace, trace2)
     pd.testing.assert_frame_equal(summary, summary2)
     assert len(trace) == 2 * 13 and set(trace["replication"]) == {0, 1}
@@ -230,42 +239,107 @@ def test_stochastic_runs_are_seeded_and_tidy(stable):
     assert (summary["horizon"] == 6.0).all() and (summary["burn_in"] == 1.0).all()
     cols = [f"deviation_class_{i}" for i in (1, 2, 3)]
     np.testing.assert_allclose(np.linalg.norm(trace[cols].to_numpy(), axis=1), trace["norm"])
+    # batch means: four equal batches of [1, 6] whose mean is the window's time average
+    batches = summary[[f"batch_{b}" for b in (1, 2, 3, 4)]].to_numpy()
+    np.testing.assert_allclose(batches.mean(axis=1), summary["mean_norm"], rtol=1e-12)
 
 
-def _synthetic_summary(slopes, rs=(100.0, 1000.0, 10000.0), reps=3):
+def test_stochastic_burn_in_follows_the_leading_eigenvalue(stable):
+    """m / (2 |gamma|) for the stable example (gamma = -1 by hand, the test instance's
+    spectrum), independent of r; (ln(r)/2 + m) / gamma for an unstable one."""
+    for r in (1e2, 1e6):
+        assert stochastic_burn_in(stable, r, margin=3.0) == pytest.approx(1.5, rel=1e-9)
+    unstable = solve_spp(example_system("unstable"))
+    gamma = np.linalg.eigvals(a_underloaded(unstable)).real.max()
+    assert stochastic_burn_in(unstable, 1e4, margin=3.0) == pytest.approx(
+        (np.log(1e4) / 2 + 3.0) / gamma, rel=1e-9
+    )
+
+
+def _synthetic_summary(slopes, rs=(100.0, 1000.0, 10000.0), reps=3, batches=4, step=None):
+    """Replication k's time average 2 r^b (1 + 0.01 k); batch means around it (+-1%, or a
+    trend of ``step`` per batch at the scales listed in ``step``)."""
     rows = []
     for name, slope in slopes.items():
         for rep in range(reps):
             for r in rs:
-                rows.append(
-                    {
-                        "example": name,
-                        "r": r,
-                        "replication": rep,
-                        "horizon": 10.0,
-                        "burn_in": 1.0,
-                        "mean_norm": 2.0 * r**slope * (1 + 0.01 * rep),
-                        "rms_norm": 2.5 * r**slope,
-                    }
-                )
+                level = 2.0 * r**slope * (1 + 0.01 * rep)
+                wiggle = level * 0.01 * np.array([1, -1, -1, 1, 1, -1, 1, -1])[:batches]
+                trend = (step or {}).get((name, r), 0.0) * level * (np.arange(batches) - 1.5)
+                row = {
+                    "example": name,
+                    "r": r,
+                    "replication": rep,
+                    "horizon": 10.0,
+                    "burn_in": 1.0,
+                    "events": 100,
+                    "mean_norm": level,
+                    "rms_norm": 1.25 * level,
+                }
+                for b, value in enumerate(level + wiggle + trend):
+                    row[f"batch_{b + 1}"] = value
+                rows.append(row)
     return pd.DataFrame(rows)
 
 
 def test_time_averages_and_verdicts_on_power_laws():
-    summary = _synthetic_summary({"flat": 0.0, "growing": 0.5})
+    summary = _synthetic_summary({"flat": 0.0, "growing": 0.5}, rs=(1e3, 1e4, 1e5))
     averages = time_average_table(summary)
     assert len(averages) == 6 and (averages["replications"] == 3).all()
+    assert averages["stationary"].all()
     flat = averages[averages["example"] == "flat"]
     np.testing.assert_allclose(flat["mean_norm"], 2.0 * 1.01)
     assert (flat["mean_norm_se"] > 0).all()
-    verdicts = scaling_verdicts(summary, 0.1).set_index("example")
+    # t interval with 2 degrees of freedom: 4.3027 standard errors
+    np.testing.assert_allclose(flat["mean_norm_ci"], 4.302653 * flat["mean_norm_se"], rtol=1e-5)
+    verdicts = scaling_verdicts(summary, averages, decades=1.0).set_index("example")
     assert verdicts.loc["flat", "slope"] == pytest.approx(0.0, abs=1e-12)
     assert verdicts.loc["growing", "slope"] == pytest.approx(0.5, abs=1e-12)
     assert verdicts.loc["flat", "verdict"] == "tight"
     assert verdicts.loc["growing", "verdict"] == "escaping"
-    assert verdicts.loc["growing", "slope_se"] == pytest.approx(0.0, abs=1e-12)
-    single = scaling_verdicts(_synthetic_summary({"x": 0.3}, rs=(100.0,)), 0.1)
-    assert single.loc[0, "verdict"] == "undetermined"
+    assert verdicts.loc["growing", "r_min"] == 1e4 and verdicts.loc["growing", "n_r"] == 2
+    assert verdicts.loc["growing", "slope_all"] == pytest.approx(0.5, abs=1e-12)
+    assert verdicts.loc["flat", "excluded"] == ""
+
+
+def test_flagged_windows_are_reported_and_left_out_of_the_fit():
+    """A window whose batch means climb (a transient) is flagged; the fit drops that r."""
+    summary = _synthetic_summary({"x": 0.5}, rs=(1e3, 1e4, 1e5), step={("x", 1e5): 0.2})
+    averages = time_average_table(summary).set_index("r")
+    assert not averages.loc[1e5, "stationary"] and averages.loc[1e4, "stationary"]
+    assert averages.loc[1e5, "stationarity_p"] < 0.01
+    verdict = scaling_verdicts(summary, averages.reset_index(), decades=1.0).iloc[0]
+    assert verdict["excluded"] == "100000"
+    assert verdict["n_r"] == 1 and verdict["verdict"] == "undetermined"  # one scale left
+    assert verdict["slope_all"] == pytest.approx(0.5, abs=1e-12)  # from 1e3 and 1e4
+    with pytest.raises(ValueError, match="batch"):
+        time_average_table(summary.drop(columns=["batch_1", "batch_2", "batch_3", "batch_4"]))
+
+
+# -- fluid limit ----------------------------------------------------------------------------
+def test_fluid_limit_distance_shrinks_with_r(stable):
+    """From psi* + 30% the sup-distance between X^r/r and the fluid ODE falls ~ r^(-1/2)."""
+    psi0, q0 = fluid_limit_start("stable", stable, perturbation=0.3, settle=0.0, seed=SEED)
+    edges = stable.basic
+    ii, jj = edges[:, 0], edges[:, 1]
+    relative = psi0[ii, jj] / stable.occupancy[ii, jj] - 1.0
+    assert np.abs(relative).max() == pytest.approx(0.3, rel=1e-12) and np.all(q0 == 0)
+    rows = pd.concat(
+        [
+            fluid_limit_runs(
+                "stable", stable, r, psi0=psi0, queues0=q0, t_end=2.0, record_every=0.05,
+                replications=4, seed=SEED, max_step=0.002,
+            )
+            for r in (200, 2000, 20000)
+        ]
+    )  # fmt: skip
+    assert (rows["fluid_error"] < 1e-5).all()  # the fluid solution is accurate to 1e-5
+    table = fluid_limit_table(rows).set_index("r")
+    assert table.loc[200, "sup_distance"] > table.loc[2000, "sup_distance"]
+    assert table.loc[2000, "sup_distance"] > table.loc[20000, "sup_distance"]
+    slope = fluid_limit_slopes(rows).iloc[0]
+    assert slope["slope_low"] <= -0.5 <= slope["slope_high"] and slope["contains_minus_half"]
+    assert slope["slope_high"] < 0
 
 
 # -- covariance -----------------------------------------------------------------------------

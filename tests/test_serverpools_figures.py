@@ -92,17 +92,20 @@ def traces() -> pd.DataFrame:
 
 def averages() -> pd.DataFrame:
     rows = []
-    for name, slope in (("stable", 0.0), ("unstable", 0.2)):
+    for name, slope in (("stable", 0.0), ("unstable", 0.5)):
         for r in (100.0, 1000.0, 10000.0):
             rows.append(
                 {
                     "example": name,
                     "r": r,
                     "replications": 3,
-                    "horizon": 60.0,
+                    "horizon": 80.0,
                     "burn_in": 20.0,
+                    "window": 60.0,
                     "mean_norm": 1.5 * r**slope,
                     "mean_norm_se": 0.05 * r**slope,
+                    "mean_norm_ci": 0.2 * r**slope,
+                    "stationary": not (name == "unstable" and r == 100.0),
                 }
             )
     return pd.DataFrame(rows)
@@ -112,10 +115,43 @@ def verdicts() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "example": ["stable", "unstable"],
-            "slope": [0.0, 0.2],
-            "slope_se": [0.01, 0.02],
-            "threshold": [0.1, 0.1],
+            "r_min": [1000.0, 1000.0],
+            "r_max": [10000.0, 10000.0],
+            "slope": [0.0, 0.5],
+            "slope_low": [-0.03, 0.46],
+            "slope_high": [0.03, 0.54],
+            "confidence": [0.95, 0.95],
             "verdict": ["tight", "escaping"],
+        }
+    )
+
+
+def limit_table() -> pd.DataFrame:
+    rows = []
+    for name, c in (("stable", 2.0), ("unstable", 5.0)):
+        for r in (1e3, 1e4, 1e5):
+            rows.append(
+                {
+                    "example": name,
+                    "r": r,
+                    "replications": 4,
+                    "t_end": 6.0,
+                    "sup_distance": c / np.sqrt(r),
+                    "sup_distance_ci": 0.2 * c / np.sqrt(r),
+                    "fluid_error": 1e-8,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def limit_slopes() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "example": ["stable", "unstable"],
+            "slope": [-0.5, -0.45],
+            "slope_low": [-0.55, -0.48],
+            "slope_high": [-0.45, -0.42],
+            "confidence": [0.95, 0.95],
         }
     )
 
@@ -124,7 +160,7 @@ def verdicts() -> pd.DataFrame:
 def test_tree_figure(name, tmp_path):
     rows = example_rows(name, example_system(name))
     fig, caption = _check(F.tree_figure(EXAMPLES[name], rows, name), "μ_ij", "Theorem 3.1")
-    assert ("unstable." in caption) == (name == "unstable")
+    assert ("unstable." in caption) == (name != "stable")  # both unstable examples
     paths = save_figure(fig, tmp_path / f"tree_{name}", caption)
     assert all(p.stat().st_size > 1000 for p in paths)
 
@@ -153,20 +189,39 @@ def test_deviation_figure(tmp_path):
     save_figure(fig, tmp_path / "deviation", caption)
     with pytest.raises(ValueError, match="replication"):
         F.deviation_figure(traces(), replication=3)
+    burn = {("stable", 100.0): 3.5, ("unstable", 1000.0): 40.0}
+    _, marked = F.deviation_figure(traces(), burn_in=burn)
+    assert "derived burn-in" in marked
 
 
 def test_time_average_figure(tmp_path):
-    levels = {"stable": 1e-4, "unstable": 0.015}
+    levels = {"unstable": 0.015}
     fig, caption = _check(
         F.time_average_figure(averages(), verdicts(), fluid_levels=levels),
         "escaping",
-        "exceeds 0.1",
-        "[20, 60]",
+        "contains 1/2 and not 0",
+        "window of 60 time units",
+        "95% interval [0.46, 0.54]",
     )
-    assert "0.015·√r" in caption and "stable: 0.0001" not in caption
+    assert "0.015·√r" in caption
+    assert "flags (unstable at r = 10²)" in caption  # the open marker, left out of the fit
     save_figure(fig, tmp_path / "time_average", caption)
     _, plain = F.time_average_figure(averages(), verdicts())
-    assert "dotted" not in plain
+    assert "Dotted" not in plain
+    passed = averages().assign(stationary=True)
+    assert "Every window passes" in F.time_average_figure(passed, verdicts())[1]
+
+
+def test_fluid_limit_figure(tmp_path):
+    fig, caption = _check(
+        F.fluid_limit_figure(limit_table(), limit_slopes()),
+        "stable: slope −0.5, interval [−0.55, −0.45] (contains −1/2)",
+        "(excludes −1/2)",
+        "[0, 6]",
+    )
+    save_figure(fig, tmp_path / "fluid_limit", caption)
+    with pytest.raises(ValueError, match="missing"):
+        F.fluid_limit_figure(limit_table().drop(columns="sup_distance"), limit_slopes())
 
 
 def test_deviation_figure_thins_the_scales():

@@ -15,6 +15,7 @@ committed ``figures/summary.md``, which the rule ``summary`` writes from the pip
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -425,27 +426,40 @@ def test_deadlines_summary():
 def test_serverpools_summary():
     averages = pd.DataFrame(
         {
-            "example": ["stable", "stable", "unstable", "unstable"],
+            "example": ["stable", "stable", "large_cycle", "large_cycle"],
             "r": [100.0, 1e6, 100.0, 1e6],
             "mean_norm": [1.4249, 1.3671, 6.94, 23.61],
             # the median SE of each example sets its decimals: 0.025 -> two, 1.0 -> none
             "mean_norm_se": [0.01, 0.04, 0.8, 1.2],
+            "stationary": [True, True, False, True],
         }
     )
     verdicts = pd.DataFrame(
         {
-            "example": ["stable", "unstable"],
-            "slope": [-0.0012, 0.1512],
+            "example": ["stable", "large_cycle"],
+            "slope": [-0.0012, 0.5112],
             "slope_se": [0.0049, 0.0297],
+            "slope_low": [-0.0223, 0.3834],
+            "slope_high": [0.0199, 0.639],
+            "verdict": ["tight", "escaping"],
         }
     )
     covariance = pd.DataFrame({"z": [0.3, -1.27, 1.1]})
     # tail_fraction 0.5 of [0, 4]: times 2, 3, 4 -> mean of 0.015, 0.016, 0.0155
     fluid = pd.DataFrame(
         {
-            "example": ["unstable"] * 5,
+            "example": ["large_cycle"] * 5,
             "time": [0.0, 1.0, 2.0, 3.0, 4.0],
             "norm_fluid": [0.001, 0.1, 0.015, 0.016, 0.0155],
+        }
+    )
+    limit = pd.DataFrame(
+        {
+            "example": ["stable"],
+            "slope": [-0.4871],
+            "slope_se": [0.0132],
+            "slope_low": [-0.5291],
+            "slope_high": [-0.4451],
         }
     )
     tables = {
@@ -453,16 +467,34 @@ def test_serverpools_summary():
         "slope": verdicts,
         "covariance": covariance,
         "fluid": fluid,
+        "fluid_limit": limit,
     }
     v = summary.serverpools_summary(tables, tail_fraction=0.5)
     assert v["C.time_average.stable.r100"] == "1.42"
     assert v["C.time_average.stable.r1000000"] == "1.37"
-    assert v["C.time_average.unstable.r100"] == "7"
-    assert v["C.time_average.unstable.r1000000"] == "24"
+    assert v["C.time_average.large_cycle.r100"] == "7"
+    assert v["C.time_average.large_cycle.r1000000"] == "24"
     assert (v["C.slope.stable"], v["C.slope.stable.se"]) == ("−0.001", "0.005")
-    assert (v["C.slope.unstable"], v["C.slope.unstable.se"]) == ("0.15", "0.03")
+    assert (v["C.slope.stable.low"], v["C.slope.stable.high"]) == ("−0.022", "0.020")
+    assert (v["C.slope.large_cycle"], v["C.slope.large_cycle.se"]) == ("0.51", "0.03")
+    assert (v["C.slope.large_cycle.low"], v["C.slope.large_cycle.high"]) == ("0.38", "0.64")
+    assert v["C.slope.large_cycle.verdict"] == "escaping"
+    assert (v["C.time_average.flagged"], v["C.time_average.windows"]) == ("1", "4")
     assert v["C.covariance.max_abs_z"] == "1.3"
-    assert v["C.fluid.unstable.level"] == "0.0155"
+    assert v["C.fluid.large_cycle.level"] == "0.0155"
+    # a sqrt(r) for the growing (unstable) example, at its time averages' decimals (none)
+    assert (v["C.fluid.large_cycle.r100.sqrt_r"], v["C.fluid.large_cycle.r1000000.sqrt_r"]) == (
+        "0",
+        "16",
+    )  # 0.0155 x 10 and 0.0155 x 1000
+    assert "C.fluid.stable.r100.sqrt_r" not in v
+    # fewer than two stationary scales in the top decade: no slope, the keys say so
+    flat = verdicts.assign(slope=[np.nan, 0.5112], slope_se=[np.nan, 0.0297])
+    v = summary.serverpools_summary({**tables, "slope": flat}, tail_fraction=0.5)
+    assert [v[f"C.slope.stable{k}"] for k in ("", ".se", ".low", ".high")] == ["n/a"] * 4
+    assert v["C.slope.stable.verdict"] == "tight"
+    assert v["C.fluid_limit.stable.slope"] == "−0.49"
+    assert (v["C.fluid_limit.stable.low"], v["C.fluid_limit.stable.high"]) == ("−0.53", "−0.45")
 
 
 def test_render_markdown_is_sorted_deterministic_and_parses_back():

@@ -1,18 +1,18 @@
 """Validation of the pipeline's configuration, with one-line errors that name the key.
 
 The JSON schema ``workflow/schemas/config.schema.yaml`` types, ranges and describes every
-key; :func:`validate_config` first rejects keys that were renamed (:data:`RENAMED_KEYS`),
-then checks a config against the schema and applies the cross-key rules a JSON schema
-cannot express (``first <= last``, ``warmup < t_end``, ...). The first problem found is
-raised as a :class:`ConfigError` whose message is a single line naming the dotted key, the
-offending value and what is allowed, e.g.::
+key; :func:`validate_config` first rejects keys that were renamed (:data:`RENAMED_KEYS`)
+or replaced (:data:`REPLACED_KEYS`), then checks a config against the schema and applies
+the cross-key rules a JSON schema cannot express (``first <= last``, ``warmup < t_end``,
+...). The first problem found is raised as a :class:`ConfigError` whose message is a single
+line naming the dotted key, the offending value and what is allowed, e.g.::
 
     multiskill.instances_per_size: 0 is out of range; allowed: integer in [1, 100000]
         -- Random stable instances per C (10 in the paper).
 
 (printed on one line), or for a renamed key::
 
-    serverpools.stochastic.burn_in: renamed to serverpools.stochastic.warmup
+    serverpools.covariance.burn_in: renamed to serverpools.covariance.warmup
 
 The Snakefile calls it before any rule is defined, so an invalid config never starts a job
 nor creates an output directory.
@@ -30,12 +30,14 @@ import yaml
 
 __all__ = [
     "RENAMED_KEYS",
+    "REPLACED_KEYS",
     "ConfigError",
     "coerce_strings",
     "cross_key_problems",
     "load_schema",
     "non_finite_problems",
     "renamed_key_problems",
+    "replaced_key_problems",
     "validate_config",
 ]
 
@@ -44,12 +46,35 @@ __all__ = [
 #: the new key, before the schema check (which would only call it an unknown key).
 RENAMED_KEYS: dict[str, str] = {
     # Part C: a run covers [0, t_end] and its time averages discard [0, warmup).
-    "serverpools.stochastic.horizon": "serverpools.stochastic.t_end",
-    "serverpools.stochastic.burn_in": "serverpools.stochastic.warmup",
     "serverpools.covariance.horizon": "serverpools.covariance.t_end",
     "serverpools.covariance.burn_in": "serverpools.covariance.warmup",
     "serverpools.fluid.stable.t_max": "serverpools.fluid.stable.t_end",
     "serverpools.fluid.unstable.t_max": "serverpools.fluid.unstable.t_end",
+}
+
+
+#: Keys that were replaced by keys of another meaning, old dotted path -> what to set instead
+#: (reported like a renamed key: one line, before the schema check).
+REPLACED_KEYS: dict[str, str] = {
+    # Part C's stationary time averages (issue 16): the burn-in is derived from the
+    # linearisation and r, the run length is that burn-in plus a window, and the verdict
+    # reads slope intervals instead of a threshold.
+    "serverpools.stochastic.horizon": (
+        "replaced: a run now covers the derived burn-in plus serverpools.stochastic.window"
+    ),
+    "serverpools.stochastic.t_end": (
+        "replaced: a run now covers the derived burn-in plus serverpools.stochastic.window"
+    ),
+    "serverpools.stochastic.burn_in": (
+        "replaced: the burn-in is derived from A_u and r (serverpools.stochastic.burn_in_margin)"
+    ),
+    "serverpools.stochastic.warmup": (
+        "replaced: the burn-in is derived from A_u and r (serverpools.stochastic.burn_in_margin)"
+    ),
+    "serverpools.stochastic.slope_threshold": (
+        "replaced: the verdict reads the slope interval (serverpools.stochastic.confidence, "
+        "fit_decades)"
+    ),
 }
 
 
@@ -139,13 +164,27 @@ def renamed_key_problems(
     """
     problems: list[tuple[str, str]] = []
     for old, new in renamed.items():
-        *parents, leaf = old.split(".")
-        node: Any = config
-        for part in parents:
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if isinstance(node, Mapping) and leaf in node:
+        if _has_key(config, old):
             problems.append((old, f"renamed to {new}"))
     return problems
+
+
+def _has_key(config: Mapping[str, Any], dotted: str) -> bool:
+    *parents, leaf = dotted.split(".")
+    node: Any = config
+    for part in parents:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return isinstance(node, Mapping) and leaf in node
+
+
+def replaced_key_problems(
+    config: Mapping[str, Any], replaced: Mapping[str, str] = REPLACED_KEYS
+) -> list[tuple[str, str]]:
+    """Keys of ``replaced`` still set in ``config``, as ``(old key, message)`` pairs.
+
+    The message says what to set instead (:data:`REPLACED_KEYS`). No schema assumed.
+    """
+    return [(old, message) for old, message in replaced.items() if _has_key(config, old)]
 
 
 def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -172,14 +211,24 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
                 f"theta_max {sp['boundary']['theta_max']}",
             )
         )
-    for part in ("stochastic", "covariance"):
-        if sp[part]["warmup"] >= sp[part]["t_end"]:
-            problems.append(
-                (
-                    f"serverpools.{part}.warmup",
-                    f"{sp[part]['warmup']} must be < t_end {sp[part]['t_end']}",
-                )
+    if sp["covariance"]["warmup"] >= sp["covariance"]["t_end"]:
+        problems.append(
+            (
+                "serverpools.covariance.warmup",
+                f"{sp['covariance']['warmup']} must be < t_end {sp['covariance']['t_end']}",
             )
+        )
+    limit = sp["fluid_limit"]
+    steps = limit["t_end"] / limit["record_every"]
+    if abs(steps - round(steps)) > 1e-9 * steps:
+        problems.append(
+            (
+                "serverpools.fluid_limit.t_end",
+                f"{limit['t_end']:g} must be a whole multiple of record_every "
+                f"{limit['record_every']:g}",
+            )
+        )
+
     dl = config["deadlines"]
     base = dl["base"]
     if len(base["servers"]) != len(base["service_rates"]):
@@ -286,11 +335,12 @@ def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> 
     Raises
     ------
     ConfigError
-        For the first problem found (a renamed key of :data:`RENAMED_KEYS`, then the most
+        For the first problem found (a renamed key of :data:`RENAMED_KEYS` or a replaced
+        one of :data:`REPLACED_KEYS`, then the most
         relevant schema error by :func:`jsonschema.exceptions.best_match`, then the
         cross-key rules), with a one-line message naming the dotted key.
     """
-    for key, message in renamed_key_problems(config):
+    for key, message in renamed_key_problems(config) + replaced_key_problems(config):
         raise ConfigError(key, message)
     if not isinstance(schema, Mapping):
         schema = load_schema(schema)

@@ -64,6 +64,7 @@ __all__ = [
     "JOB_OVERHEAD_SECONDS",
     "MIN_RUNTIME_MINUTES",
     "MULTISKILL_SECONDS_PER_STEP",
+    "SERVERPOOLS_GROWTH_RATES",
     "SERVERPOOLS_SECONDS_PER_EVENT",
     "SERVERPOOLS_TOTAL_ARRIVAL_RATES",
     "deadlines_expected_arrival_rate",
@@ -76,6 +77,7 @@ __all__ = [
     "multiskill_solve_seconds",
     "runtime_minutes",
     "serverpools_events",
+    "serverpools_run_length",
     "serverpools_search_seconds",
     "serverpools_simulation_seconds",
     "small_job_seconds",
@@ -92,8 +94,10 @@ BASE_MEMORY_MB = 400.0
 #: minutes keeps a job with a slow start (busy file system, cold numba cache) alive.
 MIN_RUNTIME_MINUTES = 5
 
-#: Part A: wall time of one uniformised step of the compiled kernel (s), any policy.
-MULTISKILL_SECONDS_PER_STEP = 30e-9
+#: Part A: wall time (s) of one uniformised step of the compiled kernel that simulates P
+#: policies in lockstep (the event drawn once, every policy's state updated) = a + b P
+#: (measured 22 ns at P = 1 and 36 ns at P = 5, C = 20..200, benchmarks/resources.py).
+MULTISKILL_SECONDS_PER_STEP = (20e-9, 4e-9)
 #: Part A: Table 1's sum of capacities and sum of intensities (Sec. 6.3; work per unit time).
 _TABLE1_MU, _TABLE1_ETA = 176.0, 117.0
 #: Part B: wall time of one arrival of one policy (s) = a + b n (n clusters).
@@ -107,7 +111,15 @@ _SEARCH_SECONDS_PER_SAMPLE = (1.2e-3, 0.1e-3)
 #: Part C: total arrival rate ``sum(lambda)`` per unit r of each example system
 #: (:func:`queue_routing.serverpools.instances.example_system`; tests/test_resources.py checks
 #: them), here so that the workflow can plan without importing the simulators (1.2 s).
-SERVERPOOLS_TOTAL_ARRIVAL_RATES = {"stable": 2.7, "unstable": 1.0098}
+SERVERPOOLS_TOTAL_ARRIVAL_RATES = {"stable": 2.7, "unstable": 1.0098, "large_cycle": 1.009599}
+#: Part C: the leading real part gamma of the spectrum of A_u of each example (per unit time;
+#: :func:`queue_routing.serverpools.linear.stability_verdict`, tests/test_resources.py checks
+#: them), which sets a stationary run's derived burn-in (:func:`serverpools_run_length`).
+SERVERPOOLS_GROWTH_RATES = {
+    "stable": -1.0000000000000002,
+    "unstable": 0.23574485302162584,
+    "large_cycle": 0.4192559077406969,
+}
 
 
 def _positive(name: str, value: float) -> float:
@@ -196,17 +208,18 @@ def multiskill_simulation_seconds(
 ) -> float:
     """Predicted wall time (s) of ``replications`` replications of every policy on one
     instance of uniformisation rate ``event_rate`` (steps per unit time), as a paired
-    comparison simulates them: Bernoulli routing (the control) and each other policy, each
-    replication ``round(event_rate * (warmup + horizon))`` steps of
-    :data:`MULTISKILL_SECONDS_PER_STEP`.
+    comparison simulates them: Bernoulli routing (the control) and each other policy in
+    lockstep, each replication ``round(event_rate * (warmup + horizon))`` steps of
+    :data:`MULTISKILL_SECONDS_PER_STEP` for that many policies.
 
     >>> round(multiskill_simulation_seconds(7295.0, policies=["bernoulli", "jsq", "led",
-    ...     "io", "pi"], replications=10, horizon=1000.0, warmup=100.0))
-    12
+    ...     "io", "pi"], replications=10, horizon=1000.0, warmup=100.0), 1)
+    3.2
     """
     simulated = len(set(policies) | {"bernoulli"})
     steps = _positive("event_rate", event_rate) * (float(horizon) + float(warmup))
-    return simulated * int(replications) * steps * MULTISKILL_SECONDS_PER_STEP
+    a, b = MULTISKILL_SECONDS_PER_STEP
+    return int(replications) * steps * (a + b * simulated)
 
 
 def multiskill_solve_seconds(n_instances: int, n_classes: int, runs_per_instance: int) -> float:
@@ -295,6 +308,24 @@ def serverpools_events(r: float, total_arrival_rate: float, t_end: float) -> flo
     8100000.0
     """
     return 2.0 * _positive("r", r) * _positive("total_arrival_rate", total_arrival_rate) * t_end
+
+
+def serverpools_run_length(example: str, r: float, *, window: float, margin: float) -> float:
+    """Length (time units of 1/mu) of one stationary run of an example at scale r: its derived
+    burn-in, ``margin / (2 |gamma|)`` (stable) or ``(ln(r) / 2 + margin) / gamma`` (unstable),
+    plus the averaging ``window`` — the formula of
+    :func:`queue_routing.serverpools.stationarity.derived_burn_in` with gamma from
+    :data:`SERVERPOOLS_GROWTH_RATES` (tests/test_resources.py checks that they agree).
+
+    >>> round(serverpools_run_length("stable", 1e4, window=60.0, margin=math.log(1000)), 3)
+    63.454
+    """
+    gamma = SERVERPOOLS_GROWTH_RATES[example]
+    if gamma < 0:
+        burn_in = margin / (2.0 * -gamma)
+    else:
+        burn_in = (max(math.log(_positive("r", r)), 0.0) / 2.0 + margin) / gamma
+    return burn_in + float(window)
 
 
 def serverpools_simulation_seconds(

@@ -68,10 +68,12 @@ TABLES: dict[str, dict[str, str]] = {
         "pure_routing": "the pure-routing sweep (deadlines_two_cluster)",
     },
     "C": {
-        "time_average": "time-averaged deviation per r (serverpools_stochastic_summary)",
+        "time_average": "stationary time averages per r (serverpools_stochastic_summary)",
         "slope": "slopes of log time average vs log r (serverpools_stochastic_summary)",
         "covariance": "simulated covariance vs Lyapunov (serverpools_covariance)",
         "fluid": "fluid trajectories (serverpools_fluid)",
+        "fluid_limit": "slopes of log fluid-limit distance vs log r "
+        "(serverpools_fluid_limit_summary)",
     },
 }
 
@@ -489,6 +491,12 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
 
 
 # -- Part C ----------------------------------------------------------------------------------
+def _interval_text(low: float, high: float, se: float) -> tuple[str, str]:
+    """An interval's ends at the decimals of its standard error's first significant digit."""
+    d = _decimals_for(_finite(se, "error"), 1) if se > 0 else 3
+    return fixed(low, d), fixed(high, d)
+
+
 def serverpools_summary(
     tables: Mapping[str, pd.DataFrame], *, tail_fraction: float
 ) -> dict[str, str]:
@@ -496,52 +504,105 @@ def serverpools_summary(
 
     * ``C.time_average.<example>.r<r>``
       (``results/serverpools/serverpools_stochastic_summary/time_averages.csv``): the
-      time-averaged |diffusion-scaled deviation| at scale r (mean of the replications),
-      rounded at the first significant digit of the median standard error of its example
-      (the same decimals for every r of an example);
-    * ``C.slope.<example>`` and ``C.slope.<example>.se`` (``verdicts.csv``): the slope of
-      log time average against log r and its standard error (:func:`with_error`);
+      stationary time-averaged |diffusion-scaled deviation| at scale r (mean of the
+      replications), rounded at the first significant digit of the median standard error of
+      its example (the same decimals for every r of an example);
+    * ``C.time_average.flagged`` (the same table): how many (example, r) windows the
+      stationarity test flags; ``C.time_average.windows``: how many were tested;
+    * ``C.slope.<example>``, ``C.slope.<example>.se`` (``verdicts.csv``): the top-decade slope
+      of log time average against log r and its standard error (:func:`with_error`);
+      ``C.slope.<example>.low`` / ``.high``: its interval at the same decimals (all four
+      ``n/a`` when fewer than two stationary scales are left to fit);
+      ``C.slope.<example>.verdict``: the verdict read off it;
     * ``C.covariance.max_abs_z`` (``serverpools_covariance_table/covariance.csv``): the largest
       |simulated − Lyapunov| / SE over the covariance entries (standard errors);
     * ``C.fluid.<example>.level`` (``serverpools_fluid/<example>.csv``): the time average of
       the fluid |x − x*| over the last ``tail_fraction`` of time, the amplitude a of the
-      persistent oscillation (the deviation grows like a·√r), 3 significant digits.
+      persistent oscillation (the deviation grows like a·√r), 3 significant digits; and, for
+      the examples whose fluid trajectory grows (unstable), ``C.fluid.<example>.r<r>.sqrt_r``:
+      a·√r at every r of the time-average table, at that example's decimals;
+    * ``C.fluid_limit.<example>.slope`` and ``.low`` / ``.high``
+      (``serverpools_fluid_limit_summary/slopes.csv``): the slope of log sup-distance against
+      log r and its interval.
 
     >>> averages = pd.DataFrame({"example": ["stable"] * 2, "r": [100.0, 1000.0],
-    ...                          "mean_norm": [1.4249, 1.4312], "mean_norm_se": [0.012, 0.03]})
+    ...                          "mean_norm": [1.4249, 1.4312], "mean_norm_se": [0.012, 0.03],
+    ...                          "stationary": [True, False]})
     >>> verdicts = pd.DataFrame({"example": ["stable"], "slope": [-0.0012],
-    ...                          "slope_se": [0.0049]})
+    ...                          "slope_se": [0.0049], "slope_low": [-0.0223],
+    ...                          "slope_high": [0.0199], "verdict": ["tight"]})
     >>> covariance = pd.DataFrame({"z": [0.4, -1.26, 0.9]})
     >>> fluid = pd.DataFrame({"example": ["unstable"] * 4, "time": [0.0, 1.0, 2.0, 3.0],
     ...                       "norm_fluid": [0.0, 0.01, 0.0150, 0.0160]})
+    >>> limit = pd.DataFrame({"example": ["stable"], "slope": [-0.512], "slope_se": [0.021],
+    ...                       "slope_low": [-0.579], "slope_high": [-0.445]})
     >>> values = serverpools_summary({"time_average": averages, "slope": verdicts,
-    ...     "covariance": covariance, "fluid": fluid}, tail_fraction=0.5)
+    ...     "covariance": covariance, "fluid": fluid, "fluid_limit": limit}, tail_fraction=0.5)
     >>> values["C.time_average.stable.r100"], values["C.time_average.stable.r1000"]
     ('1.42', '1.43')
     >>> values["C.slope.stable"], values["C.slope.stable.se"], values["C.covariance.max_abs_z"]
     ('−0.001', '0.005', '1.3')
-    >>> values["C.fluid.unstable.level"]
-    '0.0155'
+    >>> values["C.slope.stable.low"], values["C.slope.stable.high"]
+    ('−0.022', '0.020')
+    >>> values["C.time_average.flagged"], values["C.time_average.windows"]
+    ('1', '2')
+    >>> values["C.fluid.unstable.level"], values["C.fluid_limit.stable.slope"]
+    ('0.0155', '−0.51')
+    >>> values["C.fluid_limit.stable.low"], values["C.fluid_limit.stable.high"]
+    ('−0.58', '−0.45')
     """
     from .serverpools.experiments import fluid_limit_level
 
     _tables(tables, "C")
     averages, verdicts = tables["time_average"], tables["slope"]
-    _require(averages, ["example", "r", "mean_norm", "mean_norm_se"], "time_average")
-    _require(verdicts, ["example", "slope", "slope_se"], "slope")
+    _require(averages, ["example", "r", "mean_norm", "mean_norm_se", "stationary"], "time_average")
+    _require(
+        verdicts, ["example", "slope", "slope_se", "slope_low", "slope_high", "verdict"], "slope"
+    )
     _require(tables["covariance"], ["z"], "covariance")
+    limit = tables["fluid_limit"]
+    _require(limit, ["example", "slope", "slope_se", "slope_low", "slope_high"], "fluid_limit")
     out = {}
+    fluid = tables["fluid"]
+    levels = fluid_limit_level(fluid, tail_fraction)
+    growing = {
+        str(name)
+        for name, df in fluid.groupby("example")
+        if df.sort_values("time")["norm_fluid"].iloc[-1]
+        > df.sort_values("time")["norm_fluid"].iloc[0]
+    }
     for example, g in averages.groupby("example", sort=True):
         se = g["mean_norm_se"].dropna()
         decimals = _decimals_for(float(se.median()), 1) if len(se) else 2
         for row in g.itertuples():
             out[f"C.time_average.{example}.r{int(row.r)}"] = fixed(row.mean_norm, decimals)
+            if example in growing and example in levels:  # the fluid cycle's a sqrt(r)
+                out[f"C.fluid.{example}.r{int(row.r)}.sqrt_r"] = fixed(
+                    levels[example] * math.sqrt(row.r), decimals
+                )
+    flags = averages["stationary"].astype(bool)
+    out["C.time_average.flagged"] = integer(int((~flags).sum()))
+    out["C.time_average.windows"] = integer(len(flags))
     for row in verdicts.itertuples():
-        slope, se = with_error(row.slope, row.slope_se)
-        out[f"C.slope.{row.example}"], out[f"C.slope.{row.example}.se"] = slope, se
+        key = f"C.slope.{row.example}"
+        out[f"{key}.verdict"] = str(row.verdict)
+        if not (np.isfinite(row.slope) and np.isfinite(row.slope_se) and row.slope_se > 0):
+            for k in (key, f"{key}.se", f"{key}.low", f"{key}.high"):  # < 2 stationary scales
+                out[k] = "n/a"
+            continue
+        out[key], out[f"{key}.se"] = with_error(row.slope, row.slope_se)
+        out[f"{key}.low"], out[f"{key}.high"] = _interval_text(
+            row.slope_low, row.slope_high, row.slope_se
+        )
     out["C.covariance.max_abs_z"] = fixed(tables["covariance"]["z"].abs().max(), 1)
-    for example, level in fluid_limit_level(tables["fluid"], tail_fraction).items():
+    for example, level in levels.items():
         out[f"C.fluid.{example}.level"] = significant(level, 3)
+    for row in limit.itertuples():
+        key = f"C.fluid_limit.{row.example}"
+        out[f"{key}.slope"], _ = with_error(row.slope, row.slope_se)
+        out[f"{key}.low"], out[f"{key}.high"] = _interval_text(
+            row.slope_low, row.slope_high, row.slope_se
+        )
     return out
 
 

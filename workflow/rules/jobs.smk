@@ -183,10 +183,20 @@ SP_SEARCH_THREADS = 2
 _SP_ARRIVAL_RATE = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES
 
 
+def sp_stochastic_length(example, r):
+    """One stationary run's length: the derived burn-in plus the window (time units)."""
+    return cost.serverpools_run_length(
+        example,
+        r,
+        window=_SP_STOCHASTIC["window"],
+        margin=_SP_STOCHASTIC["burn_in_margin"],
+    )
+
+
 def sp_stochastic_unit(example, r):
     """Predicted time (s) of one replication of an example at scale r."""
     return cost.serverpools_simulation_seconds(
-        r, _SP_ARRIVAL_RATE[example], _SP_STOCHASTIC["t_end"], 1
+        r, _SP_ARRIVAL_RATE[example], sp_stochastic_length(example, r), 1
     )
 
 
@@ -202,7 +212,7 @@ def sp_stochastic_outputs(kind):
     """Every chunk's trace or summary, by example, r, then replication block."""
     return [
         f"results/serverpools/serverpools_stochastic/{ex}_r{r}/{label}_{kind}.csv"
-        for ex in ["stable", "unstable"]
+        for ex in _SP_STOCHASTIC["examples"]
         for r in [int(r) for r in _SP_STOCHASTIC["r"]]
         for label in sp_stochastic_chunks(ex, r)
     ]
@@ -216,8 +226,9 @@ def sp_stochastic_seconds(wildcards):
 
 
 def sp_stochastic_mb(wildcards):
-    # the recorded trace: (t_end / record_every) points of about 100 bytes per replication
-    points = _SP_STOCHASTIC["t_end"] / _SP_STOCHASTIC["record_every"]
+    # the recorded trace: (length / record_every) points of about 100 bytes per replication
+    length = sp_stochastic_length(wildcards.example, int(wildcards.r))
+    points = length / _SP_STOCHASTIC["record_every"]
     return len(parse_chunk(wildcards.chunk).replications) * points * 1e-4
 
 
@@ -263,3 +274,21 @@ def sp_search_seconds(wildcards):
 def sp_search_mb(wildcards):
     # one Python process per worker, each about the size of the job's own
     return SP_SEARCH_THREADS * cost.BASE_MEMORY_MB / 2
+
+
+def sp_fluid_limit_seconds(wildcards):
+    """One example at one r: its replications on [0, t_end] (the settled start's queues
+    add little: the run starts on the fluid scale)."""
+    f = _SP["fluid_limit"]
+    return cost.serverpools_simulation_seconds(
+        int(wildcards.r),
+        _SP_ARRIVAL_RATE[wildcards.example],
+        f["t_end"],
+        f["replications"],
+    )
+
+
+def sp_fluid_limit_mb(wildcards):
+    # the recorded grids, the run's and the finer fluid solution's (a few MB)
+    f = _SP["fluid_limit"]
+    return f["replications"] * (f["t_end"] / f["record_every"]) * 1e-3

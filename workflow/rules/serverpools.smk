@@ -3,15 +3,19 @@
 # Outputs under results/serverpools/<rule>/, figures under config["figures_dir"].
 
 SP = config["serverpools"]
-SP_EXAMPLES = ["stable", "unstable"]
+SP_EXAMPLES = ["stable", "unstable", "large_cycle"]
+# The stochastic study (stationary time averages, fluid limit): the stable control and the
+# unstable example chosen to show the sqrt(r) regime (docs/serverpools.md).
+SP_STOCHASTIC_EXAMPLES = list(SP["stochastic"]["examples"])
 SP_R = [int(r) for r in SP["stochastic"]["r"]]  # the schema allows 1.0e+3
 SP_STOCHASTIC = SP["stochastic"]
 SP_COVARIANCE = SP["covariance"]
 SP_SEARCH = SP["search"]
+SP_FLUID_LIMIT_R = [int(r) for r in SP["fluid_limit"]["r"]]
 
 
 wildcard_constraints:
-    example=r"stable|unstable",
+    example=r"stable|unstable|large_cycle",
     r=r"\d+",
 
 
@@ -22,12 +26,14 @@ localrules:
     serverpools_search_summary,
     serverpools_covariance_table,
     serverpools_stochastic_summary,
+    serverpools_fluid_limit_summary,
     serverpools_table,
     serverpools_fig_tree,
     serverpools_fig_boundary,
     serverpools_fig_fluid,
     serverpools_fig_deviation,
     serverpools_fig_time_average,
+    serverpools_fig_fluid_limit,
     serverpools_all,
 
 
@@ -79,6 +85,7 @@ rule serverpools_examples:
         rows="results/serverpools/serverpools_examples/examples.csv",
         stable="results/serverpools/serverpools_examples/stable.json",
         unstable="results/serverpools/serverpools_examples/unstable.json",
+        large_cycle="results/serverpools/serverpools_examples/large_cycle.json",
     log:
         "logs/serverpools/serverpools_examples.log",
     retries: RETRIES
@@ -149,8 +156,9 @@ rule serverpools_stochastic:
         **job_resources(sp_stochastic_seconds, sp_stochastic_mb),
     params:
         seed=config["seed"],
-        t_end=SP_STOCHASTIC["t_end"],
-        warmup=SP_STOCHASTIC["warmup"],
+        window=SP_STOCHASTIC["window"],
+        burn_in_margin=SP_STOCHASTIC["burn_in_margin"],
+        batches=SP_STOCHASTIC["batches"],
         record_every=SP_STOCHASTIC["record_every"],
     message:
         "Part C: simulating the {wildcards.example} example at scale r={wildcards.r}, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
@@ -177,11 +185,61 @@ rule serverpools_stochastic_summary:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        slope_threshold=SP["stochastic"]["slope_threshold"],
+        level=SP_STOCHASTIC["level"],
+        confidence=SP_STOCHASTIC["confidence"],
+        fit_decades=SP_STOCHASTIC["fit_decades"],
     message:
-        "Part C: time-averaged deviations against r and the tight/escaping verdicts"
+        "Part C: stationarity tests, time averages against r and the slope-interval verdicts"
     script:
         "../scripts/serverpools_stochastic_summary.py"
+
+
+rule serverpools_fluid_limit:
+    output:
+        rows="results/serverpools/serverpools_fluid_limit/{example}_r{r}.csv",
+    log:
+        "logs/serverpools/serverpools_fluid_limit/{example}_r{r}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    retries: RETRIES
+    threads: 1
+    resources:
+        **job_resources(sp_fluid_limit_seconds, sp_fluid_limit_mb),
+    params:
+        seed=config["seed"],
+        fluid_limit=SP["fluid_limit"],
+    message:
+        "Part C: fluid-limit distance of the {wildcards.example} example at r={wildcards.r} ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/serverpools_fluid_limit.py"
+
+
+rule serverpools_fluid_limit_summary:
+    input:
+        rows=expand(
+            rules.serverpools_fluid_limit.output.rows,
+            example=SP_STOCHASTIC_EXAMPLES,
+            r=SP_FLUID_LIMIT_R,
+        ),
+    output:
+        runs="results/serverpools/serverpools_fluid_limit_summary/runs.csv",
+        table=report_table(
+            "results/serverpools/serverpools_fluid_limit_summary/distances.csv",
+            "serverpools_fluid_limit",
+            "fluid-limit distance vs r",
+        ),
+        slopes="results/serverpools/serverpools_fluid_limit_summary/slopes.csv",
+        markdown="results/serverpools/serverpools_fluid_limit_summary/distances.md",
+    log:
+        "logs/serverpools/serverpools_fluid_limit_summary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        confidence=SP_STOCHASTIC["confidence"],
+    message:
+        "Part C: fluid-limit distances against r and their slopes"
+    script:
+        "../scripts/serverpools_fluid_limit_summary.py"
 
 
 rule serverpools_table:
@@ -303,14 +361,13 @@ rule serverpools_fig_fluid:
 rule serverpools_fig_deviation:
     input:
         traces=rules.serverpools_stochastic_summary.output.traces,
+        averages=rules.serverpools_stochastic_summary.output.averages,
     output:
         **figure("serverpools_deviation"),
     log:
         "logs/serverpools/serverpools_fig_deviation.log",
     conda:
         "../envs/queue-routing.yaml"
-    params:
-        warmup=SP["stochastic"]["warmup"],
     message:
         "Part C: diffusion-scaled deviation against time at several r"
     script:
@@ -322,7 +379,7 @@ rule serverpools_fig_time_average:
         averages=rules.serverpools_stochastic_summary.output.averages,
         verdicts=rules.serverpools_stochastic_summary.output.verdicts,
         trajectories=expand(
-            rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
+            rules.serverpools_fluid.output.trajectory, example=SP_STOCHASTIC_EXAMPLES
         ),
     output:
         **figure("serverpools_time_average"),
@@ -333,7 +390,23 @@ rule serverpools_fig_time_average:
     params:
         tail_fraction=SP["fluid"]["tail_fraction"],
     message:
-        "Part C: time-averaged deviation against r (tight vs escaping)"
+        "Part C: stationary time-averaged deviation against r (tight vs escaping)"
+    script:
+        "../scripts/serverpools_figures.py"
+
+
+rule serverpools_fig_fluid_limit:
+    input:
+        table=rules.serverpools_fluid_limit_summary.output.table,
+        slopes=rules.serverpools_fluid_limit_summary.output.slopes,
+    output:
+        **figure("serverpools_fluid_limit"),
+    log:
+        "logs/serverpools/serverpools_fig_fluid_limit.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: sup-distance of X^r/r from the fluid solution against r"
     script:
         "../scripts/serverpools_figures.py"
 
@@ -344,6 +417,7 @@ rule serverpools_all:
         rules.serverpools_examples.output,
         rules.serverpools_boundary.output,
         rules.serverpools_stochastic_summary.output,
+        rules.serverpools_fluid_limit_summary.output,
         rules.serverpools_table.output,
         rules.serverpools_covariance_table.output,
         expand(rules.serverpools_fig_tree.output, example=SP_EXAMPLES),
@@ -351,3 +425,4 @@ rule serverpools_all:
         rules.serverpools_fig_fluid.output,
         rules.serverpools_fig_deviation.output,
         rules.serverpools_fig_time_average.output,
+        rules.serverpools_fig_fluid_limit.output,

@@ -27,6 +27,7 @@ rule summary:
         serverpools_fluid=expand(
             rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
         ),
+        serverpools_fluid_limit=rules.serverpools_fluid_limit_summary.output.slopes,
     output:
         summary=f"{FIGURES}/summary.md",
     log:

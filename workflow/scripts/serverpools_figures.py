@@ -24,12 +24,24 @@ def _draw(snakemake):
     if rule == "serverpools_fig_fluid":
         return figures.fluid_figure(_concat(inp.trajectories))
     if rule == "serverpools_fig_deviation":
-        return figures.deviation_figure(pd.read_csv(inp.traces), warmup=snakemake.params.warmup)
+        averages = pd.read_csv(inp.averages)
+        burn_in = {(row.example, float(row.r)): float(row.burn_in) for row in averages.itertuples()}
+        return figures.deviation_figure(pd.read_csv(inp.traces), burn_in=burn_in)
     if rule == "serverpools_fig_time_average":
-        levels = fluid_limit_level(_concat(inp.trajectories), snakemake.params.tail_fraction)
+        fluid = _concat(inp.trajectories)
+        levels = fluid_limit_level(fluid, snakemake.params.tail_fraction)
+        growing = {
+            name
+            for name, df in fluid.groupby("example")
+            if df["norm_fluid"].iloc[-1] > df["norm_fluid"].iloc[0]
+        }  # the unstable examples: their fluid grows into a limit cycle
         return figures.time_average_figure(
-            pd.read_csv(inp.averages), pd.read_csv(inp.verdicts), fluid_levels=levels
+            pd.read_csv(inp.averages),
+            pd.read_csv(inp.verdicts),
+            fluid_levels={k: v for k, v in levels.items() if k in growing},
         )
+    if rule == "serverpools_fig_fluid_limit":
+        return figures.fluid_limit_figure(pd.read_csv(inp.table), pd.read_csv(inp.slopes))
     raise ValueError(f"no figure for rule {rule}")
 
 

@@ -1,25 +1,30 @@
-"""Simulate one example at one scale r, one block of replications (thin adapter)."""
+"""Simulate one example at one scale r past its derived burn-in, one block of replications."""
 
 from queue_routing.chunks import parse_chunk
 from queue_routing.io import write_table
 from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
-from queue_routing.serverpools.experiments import stochastic_runs
+from queue_routing.serverpools.experiments import stochastic_burn_in, stochastic_runs
 from queue_routing.serverpools.instances import example_system
 
 
 def main(snakemake):
     example = snakemake.wildcards.example
+    r = int(snakemake.wildcards.r)
     p = snakemake.params
+    solution = solve_spp(example_system(example))
+    burn_in = stochastic_burn_in(solution, r, margin=p.burn_in_margin)
+    print(f"{example} r={r}: derived burn-in {burn_in:.4g}, window {p.window:g}")
     trace, summary = stochastic_runs(
         example,
-        solve_spp(example_system(example)),
-        int(snakemake.wildcards.r),
-        t_end=p.t_end,
-        warmup=p.warmup,
+        solution,
+        r,
+        t_end=burn_in + p.window,
+        warmup=burn_in,
         record_every=p.record_every,
         replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=p.seed,
+        batches=p.batches,
     )
     write_table(trace, snakemake.output.trace)
     write_table(summary, snakemake.output.summary)

@@ -1,4 +1,4 @@
-"""Time-averaged deviations against r and the tight/escaping verdicts (thin adapter)."""
+"""Stationarity tests, time averages against r and the slope-interval verdicts (thin adapter)."""
 
 import pandas as pd
 
@@ -12,10 +12,11 @@ def _concat(paths):
 
 
 def main(snakemake):
+    p = snakemake.params
     traces = _concat(snakemake.input.traces)
     runs = _concat(snakemake.input.summaries).sort_values(["example", "r", "replication"])
-    averages = time_average_table(runs)
-    verdicts = scaling_verdicts(runs, snakemake.params.slope_threshold)
+    averages = time_average_table(runs, level=p.level, confidence=p.confidence)
+    verdicts = scaling_verdicts(runs, averages, decades=p.fit_decades, confidence=p.confidence)
     print(averages.to_string())
     print(verdicts.to_string())
     write_table(traces, snakemake.output.traces)
@@ -24,7 +25,12 @@ def main(snakemake):
         averages,
         snakemake.output.averages,
         snakemake.output.markdown,
-        title="Time-averaged |diffusion-scaled deviation| against r (mean of replications ± SE)",
+        title=(
+            "Stationary time-averaged |diffusion-scaled deviation| against r (mean of "
+            f"replications, ± half-width of the {p.confidence:.0%} t interval in mean_norm_ci; "
+            "windows after the derived burn-in; stationary = the first-half/second-half test "
+            f"at level {p.level:g} does not flag the window)"
+        ),
     )
     write_table(verdicts, snakemake.output.verdicts)
 

@@ -17,6 +17,10 @@ Modules (the names marked * are exported here; the last two are imported on thei
 - :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
 - :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
 - :mod:`.diffusion` -- the stationary covariance of the diffusion limit (Lyapunov) *;
+- :mod:`.stationarity` -- derived burn-in, the first-half / second-half stationarity test,
+  t intervals of means and of log-log slopes, the tight / escaping verdict *;
+- :mod:`.timeaverage` -- the stationary time average of one system at one scale (the
+  ``serverpools simulate`` command) *;
 - :mod:`.search` -- seeded search over random activity trees for unstable equilibria *;
 - :mod:`.instances` -- the example instances (ours) and the heterogeneity family *;
 - :mod:`.experiments` -- the pipeline's experiments as tidy tables (pandas);
@@ -55,6 +59,7 @@ from .fluid import (
 from .instances import (
     EXAMPLE_TREES,
     EXAMPLES,
+    LARGE_CYCLE,
     STABLE,
     UNSTABLE,
     example_system,
@@ -93,7 +98,26 @@ from .search import (
     sample_system,
     search_size,
 )
-from .simulation import SIMULATE_KEY, SimulationRun, initial_state, invariant_violations, simulate
+from .simulation import (
+    SIMULATE_KEY,
+    STREAMS,
+    SimulationRun,
+    initial_state,
+    invariant_violations,
+    replication_states,
+    simulate,
+)
+from .stationarity import (
+    MeanInterval,
+    SlopeInterval,
+    StationarityCheck,
+    derived_burn_in,
+    halves_test,
+    mean_interval,
+    slope_interval,
+    slope_verdict,
+)
+from .timeaverage import TimeAverageEstimate, time_average
 from .tree import (
     RootedTree,
     adjacency,
@@ -118,17 +142,20 @@ __all__ = [
     "EXAMPLE_TREES",
     "FLUID_MAX_POINTS",
     "FLUID_MAX_STEPS",
+    "LARGE_CYCLE",
     "MAX_MAGNITUDE",
     "MAX_MESSAGE",
     "MIN_MAGNITUDE",
     "SEARCH_KEY",
     "SIMULATE_KEY",
     "STABLE",
+    "STREAMS",
     "UNSTABLE",
     "CRPError",
     "DisconnectedError",
     "FluidTrajectory",
     "LinearStability",
+    "MeanInterval",
     "NonBindingPoolError",
     "NonUniqueOptimumError",
     "NotATreeError",
@@ -140,6 +167,9 @@ __all__ = [
     "ServerPoolSystem",
     "SimulationRun",
     "SizeSummary",
+    "SlopeInterval",
+    "StationarityCheck",
+    "TimeAverageEstimate",
     "TreeEvaluation",
     "UnstableEquilibriumError",
     "a_critical",
@@ -156,6 +186,7 @@ __all__ = [
     "critical_vector_field",
     "crp_tree",
     "cycle_text",
+    "derived_burn_in",
     "edge_names",
     "exact_eval",
     "example_system",
@@ -167,6 +198,7 @@ __all__ = [
     "fluid_velocity",
     "greedy_spanning_tree",
     "grouped_edges",
+    "halves_test",
     "heterogeneity_family",
     "initial_state",
     "instability_search",
@@ -175,19 +207,24 @@ __all__ = [
     "linearised_deviation",
     "load_balancing_map",
     "lyapunov_residual",
+    "mean_interval",
     "node_names",
     "noise_covariance",
     "peel_leaves",
     "random_spanning_tree",
     "random_tree_system",
+    "replication_states",
     "rooted_tree",
     "sample_system",
     "search_size",
     "simulate",
+    "slope_interval",
+    "slope_verdict",
     "solve_spp",
     "spectrum",
     "stability_verdict",
     "stationary_covariance",
+    "time_average",
     "tree_eval",
     "tree_instance",
     "tree_spp",

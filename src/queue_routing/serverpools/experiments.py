@@ -12,8 +12,13 @@ illustrate its claims on our instances (:mod:`.instances`):
 * :func:`fluid_rows` -- the full fluid model from a perturbed equilibrium next to its
   linearisation (Theorems 3.1-3.2);
 * :func:`stochastic_runs`, :func:`time_average_table`, :func:`scaling_verdicts` -- the
-  diffusion-scaled deviation of the stochastic system and whether its time average stays
-  bounded in r (tight) or grows with r (escaping);
+  diffusion-scaled deviation of the stochastic system after the derived burn-in
+  (:func:`stochastic_burn_in`), the stationarity test of each window, and whether the time
+  average stays bounded in r (tight) or grows like sqrt(r) (escaping), read off slope
+  intervals (:mod:`.stationarity`);
+* :func:`fluid_limit_start`, :func:`fluid_limit_runs`, :func:`fluid_limit_table`,
+  :func:`fluid_limit_slopes` -- the sup-distance between X^r/r and the fluid solution on a
+  fixed window, against r (the fluid limit, directly);
 * :func:`covariance_table` -- the stable instance's simulated stationary covariance against the
   Lyapunov solution of its diffusion limit.
 
@@ -40,6 +45,13 @@ from .linear import stability_verdict
 from .model import ServerPoolSystem, SPPSolution, solve_spp
 from .search import SearchResult, SizeSummary, search_size
 from .simulation import simulate
+from .stationarity import (
+    DEFAULT_LEVEL,
+    derived_burn_in,
+    halves_test,
+    mean_interval,
+    slope_interval,
+)
 
 __all__ = [
     "boundary_crossings",
@@ -49,6 +61,10 @@ __all__ = [
     "covariance_table",
     "example_rows",
     "fluid_limit_level",
+    "fluid_limit_runs",
+    "fluid_limit_slopes",
+    "fluid_limit_start",
+    "fluid_limit_table",
     "fluid_rows",
     "instance_table",
     "scaling_verdicts",
@@ -56,6 +72,7 @@ __all__ = [
     "search_sizes",
     "search_tables",
     "search_tables_from_chunks",
+    "stochastic_burn_in",
     "stochastic_runs",
     "summarise_examples",
     "time_average_table",
@@ -66,6 +83,7 @@ log = logging.getLogger(__name__)
 FLUID_KEY = "serverpools-fluid"
 STOCHASTIC_KEY = "stochastic"
 COVARIANCE_KEY = "covariance"
+FLUID_LIMIT_KEY = "fluid-limit"
 
 
 def _brentq(*args, **kwargs):
@@ -328,8 +346,8 @@ def instance_table(examples: pd.DataFrame, verdicts: pd.DataFrame | None = None)
     """One row per example: SPP solution, rho, duals, spectra and the simulation verdict.
 
     ``examples``: rows of :func:`example_rows` (one or more examples); ``verdicts``: the
-    table of :func:`scaling_verdicts` (optional). Text columns list values in class / pool /
-    activity order (numbered from 1).
+    table of :func:`scaling_verdicts` (optional; examples it lacks get no verdict). Text
+    columns list values in class / pool / activity order (numbered from 1).
     """
     rows = []
     for name, df in examples.groupby("example", sort=False):
@@ -364,8 +382,10 @@ def instance_table(examples: pd.DataFrame, verdicts: pd.DataFrame | None = None)
             v = verdicts[verdicts["example"] == name]
             if len(v):
                 v = v.iloc[0]
-                row["slope of log time-average vs log r"] = float(v["slope"])
-                row["slope SE"] = float(v["slope_se"])
+                row["slope of log time-average vs log r (top decade)"] = float(v["slope"])
+                row["slope interval"] = (
+                    f"[{float(v['slope_low']):.3g}, {float(v['slope_high']):.3g}]"
+                )
                 row["simulation verdict"] = str(v["verdict"])
         rows.append(row)
     return pd.DataFrame(rows)
@@ -533,6 +553,20 @@ def fluid_limit_level(fluid: pd.DataFrame, tail_fraction: float) -> dict[str, fl
 
 
 # -- 5. stochastic system --------------------------------------------------------------------
+def stochastic_burn_in(solution: SPPSolution, r: float, *, margin: float) -> float:
+    """The derived burn-in of a run of ``solution`` at scale r (:func:`.derived_burn_in`).
+
+    Uses the leading real part of the spectrum of A_u (per unit time) and r; time units 1/mu.
+    """
+    gamma = stability_verdict(solution).max_real_underloaded
+    return derived_burn_in(gamma, r, margin=margin)
+
+
+def _batch_columns(df: pd.DataFrame) -> list[str]:
+    cols = [c for c in df.columns if c.startswith("batch_")]
+    return sorted(cols, key=lambda c: int(c.rsplit("_", 1)[1]))
+
+
 def stochastic_runs(
     example: str,
     solution: SPPSolution,
@@ -543,15 +577,18 @@ def stochastic_runs(
     record_every: float,
     replications: int | Iterable[int],
     seed: int,
+    batches: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Independent exact simulations of the r-th system started at the nominal point r psi*.
 
-    Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]``;
-    replication k uses the stream ``(seed, "serverpools-simulate", "stochastic", example,
-    int(r), k)``. ``replications`` is their number ``R`` (replications ``0..R-1``) or the
-    indices to run (a block of a split study, :mod:`queue_routing.chunks`: the rows of the
-    blocks, concatenated in index order, are those of the unsplit run). Returns ``(trace,
-    summary)``:
+    Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]`` (the
+    pipeline sets ``warmup`` to the derived burn-in, :func:`stochastic_burn_in`, and
+    ``t_end`` to it plus the window); replication k draws from the streams
+    :func:`~.simulation.replication_states` ``(seed, ("stochastic", example, int(r), k))``
+    (``docs/README.md#random-numbers``). ``replications`` is their number ``R``
+    (replications ``0..R-1``) or the indices to run (a block of a split study,
+    :mod:`queue_routing.chunks`: the rows of the blocks, concatenated in index order, are
+    those of the unsplit run). Returns ``(trace, summary)``:
 
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
@@ -559,8 +596,10 @@ def stochastic_runs(
     * ``summary``: one row per replication, ``example, r, replication, horizon`` (the
       value of ``t_end``), ``burn_in`` (the value of ``warmup``), ``events, mean_norm``
       (time average of |deviation| over [warmup, t_end]), ``rms_norm``,
-      ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that waited). The
-      column names ``horizon`` and ``burn_in`` are those of the published tables.
+      ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that waited) and, with
+      ``batches`` = B > 0, ``batch_1 .. batch_B``: the time averages of |deviation| over B
+      equal consecutive batches of the window (for :func:`.halves_test`). The column names
+      ``horizon`` and ``burn_in`` are those of the published tables.
     """
     traces, summaries = [], []
     indices = _replication_indices(replications)
@@ -574,6 +613,7 @@ def stochastic_runs(
             seed,
             (STOCHASTIC_KEY, example, int(r), rep),
             warmup=warmup,
+            batches=int(batches),
         )
         progress.advance(
             extra=f"{run.events} events in {run.wall_seconds:.2f} s, "
@@ -604,83 +644,286 @@ def stochastic_runs(
         for i in range(run.mean.size):
             row[f"rms_class_{i + 1}"] = float(np.sqrt(run.second_moment[i, i]))
         row["queued_fraction"] = run.queued / max(int(run.arrivals.sum()), 1)
+        for b, value in enumerate(run.batch_mean_norm):
+            row[f"batch_{b + 1}"] = float(value)
         summaries.append(row)
     return pd.concat(traces, ignore_index=True), pd.DataFrame(summaries)
 
 
-def time_average_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per (example, r): mean over replications of the time averages, with standard errors.
+def time_average_table(
+    summary: pd.DataFrame, *, level: float = DEFAULT_LEVEL, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Per (example, r): the time averages over replications, intervals and stationarity.
 
+    ``summary``: the per-replication rows of :func:`stochastic_runs` (with batch columns).
     Columns: ``example, r, replications, horizon, burn_in`` (t_end and warmup, under the
-    column names of :func:`stochastic_runs`), ``mean_norm, mean_norm_se, rms_norm,
-    rms_norm_se`` (SE = sample std / sqrt(replications); NaN with one replication).
+    column names of :func:`stochastic_runs`), ``window`` (horizon - burn_in), ``events``
+    (total over replications), ``mean_norm, mean_norm_se, mean_norm_ci`` (mean of the
+    replications' time averages of |deviation|, its SE and the half-width of its t interval
+    at ``confidence``), ``rms_norm, rms_norm_se``, then the first-half / second-half test
+    of :func:`.halves_test` at ``level`` on the batch means: ``first_half, second_half,
+    stationarity_t, stationarity_p, stationary`` (True unless the window is flagged).
     """
+    batch_cols = _batch_columns(summary)
+    if len(batch_cols) < 4:
+        raise ValueError(
+            "summary has no batch means (batch_1 .. batch_B, B >= 4): simulate with batches"
+        )
     rows = []
     for (name, r), df in summary.groupby(["example", "r"], sort=True):
         n = len(df)
+        horizon, burn = float(df["horizon"].iloc[0]), float(df["burn_in"].iloc[0])
         row = {
             "example": name,
             "r": float(r),
             "replications": n,
-            "horizon": float(df["horizon"].iloc[0]),
-            "burn_in": float(df["burn_in"].iloc[0]),
+            "horizon": horizon,
+            "burn_in": burn,
+            "window": horizon - burn,
+            "events": int(df["events"].sum()),
         }
-        for col in ("mean_norm", "rms_norm"):
-            x = df[col].to_numpy(float)
-            row[col] = float(x.mean())
-            row[f"{col}_se"] = float(x.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
+        iv = mean_interval(df["mean_norm"].to_numpy(float), confidence=confidence)
+        row["mean_norm"], row["mean_norm_se"], row["mean_norm_ci"] = iv.mean, iv.se, iv.half_width
+        rms = mean_interval(df["rms_norm"].to_numpy(float), confidence=confidence)
+        row["rms_norm"], row["rms_norm_se"] = rms.mean, rms.se
+        check = halves_test(df[batch_cols].to_numpy(float), level=level)
+        row["first_half"], row["second_half"] = check.first_half, check.second_half
+        row["stationarity_t"], row["stationarity_p"] = check.statistic, check.p_value
+        row["stationary"] = check.stationary
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _slope(r: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(np.log10(r), np.log10(y), 1)[0])
+def _slope_fields(prefix: str, r, values, confidence: float) -> tuple[dict[str, Any], str]:
+    """``{prefix, prefix_se, prefix_low, prefix_high}`` of :func:`.slope_interval` and its
+    verdict; NaN and ``undetermined`` with fewer than two scales or replications."""
+    if len(r) < 2 or values.shape[0] < 2:
+        nan = float("nan")
+        fields = {prefix: nan, f"{prefix}_se": nan, f"{prefix}_low": nan, f"{prefix}_high": nan}
+        return fields, "undetermined"
+    fit = slope_interval(r, values, confidence=confidence)
+    fields = {
+        prefix: fit.slope,
+        f"{prefix}_se": fit.se,
+        f"{prefix}_low": fit.low,
+        f"{prefix}_high": fit.high,
+    }
+    return fields, fit.verdict
 
 
-def scaling_verdicts(summary: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """Tight or escaping: the slope of log10(time-averaged |deviation|) against log10(r).
+def scaling_verdicts(
+    summary: pd.DataFrame,
+    averages: pd.DataFrame,
+    *,
+    decades: float = 1.0,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Tight or escaping, from the interval of the slope of log time average against log r.
 
-    ``summary``: the per-replication rows of :func:`stochastic_runs`. The slope is the
-    least-squares fit to the replication means; its standard error is that of the mean of
-    the per-replication slopes (replication k at every r). Bounded deviations (tight
-    stationary laws) give slope ~0; deviations of fluid size O(1) give slope 1/2. Verdict
-    ``escaping`` if the slope exceeds ``threshold``, else ``tight`` (``undetermined`` with a
-    single r).
+    ``summary``: per-replication rows of :func:`stochastic_runs`; ``averages``:
+    :func:`time_average_table` (its ``stationary`` flags). Per example the slope of
+    log10(time-averaged |deviation|) against log10(r) is fitted over the top ``decades`` of
+    its scales (r >= r_max / 10^decades) and, for reference, over all of them, using only
+    scales whose windows pass the stationarity test (flagged ones are listed in
+    ``excluded`` and left out). Slopes and t intervals come from the per-replication slopes
+    (:func:`.slope_interval`); the verdict is :func:`.slope_verdict` of the top-decade
+    interval: ``tight`` (contains 0, not 1/2), ``escaping`` (contains 1/2, not 0),
+    ``growing, slower / faster than sqrt(r)`` (entirely in (0, 1/2) / above 1/2), or
+    ``undetermined`` (also when fewer than two stationary scales remain).
 
-    Columns: ``example, r_min, r_max, n_r, slope, slope_se, threshold, verdict``.
+    Columns: ``example, r_min, r_max, n_r`` (the scales of the top-decade fit),
+    ``excluded`` (flagged scales, comma-separated, or empty), ``slope, slope_se, slope_low,
+    slope_high, confidence, verdict``, and ``slope_all, slope_all_se, slope_all_low,
+    slope_all_high, r_min_all`` (all stationary scales).
     """
+    if not decades > 0:
+        raise ValueError(f"decades must be > 0, got {decades}")
+    flags = averages.set_index(["example", "r"])["stationary"]
     rows = []
     for name, df in summary.groupby("example", sort=True):
-        means = df.groupby("r")["mean_norm"].mean()
-        r = means.index.to_numpy(float)
-        slope = slope_se = np.nan
-        if len(r) >= 2:
-            slope = _slope(r, means.to_numpy(float))
-            per_rep = [
-                _slope(d["r"].to_numpy(float), d["mean_norm"].to_numpy(float))
-                for _, d in df.groupby("replication")
-                if d["r"].nunique() >= 2
-            ]
-            if len(per_rep) > 1:
-                slope_se = float(np.std(per_rep, ddof=1) / np.sqrt(len(per_rep)))
-        verdict = (
-            "undetermined"
-            if not np.isfinite(slope)
-            else ("escaping" if slope > threshold else "tight")
-        )
+        scales = np.sort(df["r"].unique().astype(float))
+        ok = [r for r in scales if bool(flags.get((name, r), False))]
+        bad = [r for r in scales if r not in ok]
+        top = [r for r in ok if r >= scales.max() / 10.0**decades * (1 - 1e-9)]
+
+        def values(rs, df=df):
+            if not rs:
+                return np.zeros((0, 0))
+            by_r = [df[df["r"] == r].sort_values("replication")["mean_norm"] for r in rs]
+            k = min(len(v) for v in by_r)
+            return np.column_stack([v.to_numpy(float)[:k] for v in by_r])
+
+        fit, verdict = _slope_fields("slope", top, values(top), confidence)
+        full, _ = _slope_fields("slope_all", ok, values(ok), confidence)
         rows.append(
             {
                 "example": name,
-                "r_min": float(r.min()),
-                "r_max": float(r.max()),
-                "n_r": len(r),
-                "slope": slope,
-                "slope_se": slope_se,
-                "threshold": float(threshold),
+                "r_min": float(min(top)) if top else float("nan"),
+                "r_max": float(max(top)) if top else float("nan"),
+                "n_r": len(top),
+                "excluded": ", ".join(f"{r:g}" for r in bad),
+                **fit,
+                "confidence": float(confidence),
                 "verdict": verdict,
+                **full,
+                "r_min_all": float(min(ok)) if ok else float("nan"),
             }
         )
     return pd.DataFrame(rows)
+
+
+# -- 5b. fluid limit ----------------------------------------------------------------------------
+def fluid_limit_start(
+    example: str, solution: SPPSolution, *, perturbation: float, settle: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fluid-scaled initial condition ``(psi(0) (I, J), q(0) (I,))`` of the fluid-limit test.
+
+    ``psi* + perturbation * v * psi*`` on the basic tree, v a seeded direction (stream
+    ``(seed, "fluid-limit", example)``, max |v_e| = 1); if ``settle`` > 0, the state the fluid
+    model (:func:`.fluid_trajectory`) reaches from there after ``settle`` time units -- for an
+    unstable equilibrium a point on its limit cycle. Per unit r.
+    """
+    edges = solution.basic
+    rng = rng_for(seed, FLUID_LIMIT_KEY, example)
+    v = rng.normal(size=len(edges))
+    v /= np.abs(v).max()
+    pert = np.zeros_like(solution.occupancy)
+    pert[edges[:, 0], edges[:, 1]] = perturbation * v * solution.occupancy[edges[:, 0], edges[:, 1]]
+    if settle > 0:
+        traj = fluid_trajectory(solution, pert, float(settle), 2)
+        return traj.psi[-1].copy(), traj.queues[-1].copy()
+    return solution.occupancy + pert, np.zeros(solution.system.n_classes)
+
+
+def fluid_limit_runs(
+    example: str,
+    solution: SPPSolution,
+    r: float,
+    *,
+    psi0,
+    queues0,
+    t_end: float,
+    record_every: float,
+    replications: int,
+    seed: int,
+    max_step: float,
+) -> pd.DataFrame:
+    """Sup-distance between X^r(t)/r and the fluid solution x(t) on ``[0, t_end]``.
+
+    Each replication starts the r-th system at ``round(r psi0)``, ``round(r queues0)``
+    (:func:`fluid_limit_start`) and records the class totals on the grid
+    ``0, record_every, ..`` up to t_end; the fluid model is integrated from the same state
+    with step ``max_step`` and, to bound its own error, with ``max_step / 2``. Replication
+    k draws from the streams ``(seed, ("fluid-limit", example, int(r), k))``. The fluid
+    limit (the paper's Theorems 3.1-3.2 rest on it) says the distance is O(r^(-1/2))
+    on a fixed window (``docs/serverpools.md``, "Fluid limit").
+
+    Columns (one row per replication): ``example, r, replication, t_end, sup_distance``
+    (max over the grid of the Euclidean norm of X^r(t)/r - x(t), customers per unit r),
+    ``sup_time`` (where it is attained), ``scaled_distance`` (sqrt(r) sup_distance),
+    ``fluid_error`` (max over the grid of |x_h(t) - x_(h/2)(t)|, per unit r), ``events``.
+    """
+    n_steps = t_end / record_every
+    if not (n_steps >= 1 and abs(n_steps - round(n_steps)) < 1e-9 * n_steps):
+        raise ValueError(
+            f"t_end = {t_end:g} must be a whole multiple of record_every = {record_every:g}"
+        )
+    points = round(n_steps) + 1
+    pert = np.asarray(psi0, dtype=float) - solution.occupancy
+    fluid = fluid_trajectory(solution, pert, t_end, points, queues=queues0, max_step=max_step)
+    finer = fluid_trajectory(solution, pert, t_end, points, queues=queues0, max_step=max_step / 2.0)
+    fluid_error = float(np.linalg.norm(fluid.totals - finer.totals, axis=1).max())
+    rows = []
+    progress = Progress(int(replications), f"fluid limit {example} r={r:g}", logger=log)
+    for rep in range(int(replications)):
+        run = simulate(
+            solution,
+            r,
+            t_end,
+            record_every,
+            seed,
+            (FLUID_LIMIT_KEY, example, int(r), rep),
+            initial_psi=psi0,
+            initial_queues=queues0,
+        )
+        if run.times.size != points:
+            raise RuntimeError(f"recording grid has {run.times.size} points, expected {points}")
+        gap = np.linalg.norm(run.deviation / np.sqrt(r) - finer.deviation, axis=1)
+        k = int(np.argmax(gap))
+        progress.advance(extra=f"{run.events} events, sup distance {gap[k]:.4g}")
+        rows.append(
+            {
+                "example": example,
+                "r": float(r),
+                "replication": rep,
+                "t_end": float(t_end),
+                "sup_distance": float(gap[k]),
+                "sup_time": float(run.times[k]),
+                "scaled_distance": float(gap[k] * np.sqrt(r)),
+                "fluid_error": fluid_error,
+                "events": int(run.events),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fluid_limit_table(rows: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per (example, r): mean sup-distance over replications with its t interval.
+
+    ``rows``: :func:`fluid_limit_runs`. Columns: ``example, r, replications, t_end,
+    sup_distance, sup_distance_se, sup_distance_ci`` (half-width), ``scaled_distance``
+    (mean of sqrt(r) sup), ``fluid_error`` (the fluid solution's own error bound), ``events``
+    (total).
+    """
+    out = []
+    for (name, r), df in rows.groupby(["example", "r"], sort=True):
+        iv = mean_interval(df["sup_distance"].to_numpy(float), confidence=confidence)
+        out.append(
+            {
+                "example": name,
+                "r": float(r),
+                "replications": len(df),
+                "t_end": float(df["t_end"].iloc[0]),
+                "sup_distance": iv.mean,
+                "sup_distance_se": iv.se,
+                "sup_distance_ci": iv.half_width,
+                "scaled_distance": float(df["scaled_distance"].mean()),
+                "fluid_error": float(df["fluid_error"].max()),
+                "events": int(df["events"].sum()),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def fluid_limit_slopes(rows: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Per example: slope of log10(sup-distance) against log10(r) with its t interval.
+
+    ``rows``: :func:`fluid_limit_runs` (replication k at every r). The fluid limit with
+    Gaussian fluctuations predicts -1/2. Columns: ``example, r_min, r_max, n_r, slope,
+    slope_se, slope_low, slope_high, confidence, contains_minus_half``.
+    """
+    out = []
+    for name, df in rows.groupby("example", sort=True):
+        rs = np.sort(df["r"].unique().astype(float))
+        by_r = [df[df["r"] == r].sort_values("replication")["sup_distance"] for r in rs]
+        k = min(len(v) for v in by_r)
+        values = np.column_stack([v.to_numpy(float)[:k] for v in by_r])
+        fit = slope_interval(rs, values, confidence=confidence)
+        out.append(
+            {
+                "example": name,
+                "r_min": float(rs.min()),
+                "r_max": float(rs.max()),
+                "n_r": len(rs),
+                "slope": fit.slope,
+                "slope_se": fit.se,
+                "slope_low": fit.low,
+                "slope_high": fit.high,
+                "confidence": float(confidence),
+                "contains_minus_half": bool(fit.low <= -0.5 <= fit.high),
+            }
+        )
+    return pd.DataFrame(out)
 
 
 # -- 6. diffusion covariance ------------------------------------------------------------------
@@ -698,8 +941,9 @@ def covariance_replications(
     chunk of :func:`covariance_table` (``replications``: their number ``R`` or the indices of
     a block, :mod:`queue_routing.chunks`).
 
-    Replication ``k`` runs on ``[0, t_end]`` with the stream ``(seed,
-    "serverpools-simulate", "covariance", example, int(r), k)`` and averages over
+    Replication ``k`` runs on ``[0, t_end]``, draws from the streams
+    :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``
+    and averages over
     ``[warmup, t_end]``. Columns: ``example, r, replication, class_i, class_k`` (numbered
     from 1, every ordered pair), ``covariance`` (per unit r), ``events``.
     """
@@ -746,11 +990,12 @@ def covariance_table(
 ) -> pd.DataFrame:
     """Simulated stationary covariance of the scaled class totals vs the Lyapunov solution.
 
-    ``replications`` independent runs on ``[0, t_end]`` (stream ``(seed,
-    "serverpools-simulate", "covariance", example, int(r), k)``) each give the
-    time-averaged covariance over [warmup, t_end]; the table compares their mean (with
-    SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2 diag(lambda) = 0``.
-    The same as :func:`covariance_from_replications` of :func:`covariance_replications`.
+    ``replications`` independent runs on ``[0, t_end]`` (run k draws from the streams
+    :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``)
+    each give the time-averaged covariance over [warmup, t_end]; the table compares their
+    mean (with SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2
+    diag(lambda) = 0``. The same as :func:`covariance_from_replications` of
+    :func:`covariance_replications`.
 
     Columns: ``example, r, replications, class_i, class_k`` (numbered from 1, i <= k),
     ``lyapunov, simulated, se, z`` ((simulated - lyapunov)/se), ``relative_difference``

@@ -1,8 +1,8 @@
 """Example instances of Part C (ours: the paper gives no numerical examples).
 
 Stolyar & Yudovina (2013) prove that the LQFS-LB fluid equilibrium can be unstable but the
-source text has no numerical example, so the two examples and the one-parameter family below
-are ours. Both examples are trees given by their basic activities, service rates mu_ij and
+source text has no numerical example, so the three examples and the one-parameter family
+below are ours. The examples are trees given by their basic activities, service rates mu_ij and
 nominal occupancies psi*_ij (busy servers per unit r); then lambda_ij = mu_ij psi*_ij,
 lambda_i = sum_j lambda_ij and beta_j = sum_i psi*_ij / rho, so every pool is exactly at load
 rho and the tree is the unique SPP optimum (complete resource pooling holds).
@@ -13,6 +13,12 @@ rho and the tree is the unique SPP optimum (complete resource pooling holds).
   a seeded random search over trees (:mod:`.search`) and rounded, rho = 0.9: A_u has the
   complex pair 0.236 +- 3.08i. Its pool sizes are spread over a factor 62 and its rates over a
   factor 300; instability needs such heterogeneity.
+* :data:`LARGE_CYCLE` -- a 5-class, 5-pool tree (rho = 0.5) chosen by an exploratory search
+  for a large fluid limit cycle relative to the diffusion noise and a fast growth rate
+  (docs/serverpools.md, "The large-cycle example"): A_u has 0.419 +- 3.55i, -1.77 +- 0.87i
+  and -48; the fluid cycle's time-averaged |x - x*| is 0.104 per unit r (10% of
+  sum_i x*_i = 1.0; 0.0155 for UNSTABLE), so its stochastic system follows the cycle, and
+  its diffusion-scaled deviation grows like sqrt(r), from r ~ 3e5.
 * :func:`heterogeneity_family` -- a one-parameter family through :data:`UNSTABLE`: the log
   rates and log occupancies are scaled about their geometric means by an exponent theta
   (theta = 0: all rates and occupancies equal, so A_u = -mu I is stable; theta = 1: UNSTABLE);
@@ -37,6 +43,7 @@ from .model import ServerPoolSystem
 __all__ = [
     "EXAMPLES",
     "EXAMPLE_TREES",
+    "LARGE_CYCLE",
     "STABLE",
     "UNSTABLE",
     "example_system",
@@ -64,6 +71,21 @@ _UNSTABLE_TREE: tuple[tuple[int, int, float, float], ...] = (
     (3, 4, 36.0, 0.0144),
 )
 _UNSTABLE_RHO = 0.9
+
+#: (class, pool) numbered from 1, mu_ij, psi*_ij: the large-cycle tree (rho = 0.5), chosen
+#: for a large fluid limit cycle relative to the diffusion noise (docs/serverpools.md).
+_LARGE_CYCLE_TREE: tuple[tuple[int, int, float, float], ...] = (
+    (1, 3, 48.0, 0.0022),
+    (2, 2, 0.11, 0.82),
+    (2, 5, 3.8, 0.025),
+    (3, 1, 4.2, 0.017),
+    (3, 3, 0.087, 0.013),
+    (4, 3, 5.1, 0.0069),
+    (4, 5, 0.17, 0.043),
+    (5, 1, 0.16, 0.0048),
+    (5, 4, 9.0, 0.067),
+)
+_LARGE_CYCLE_RHO = 0.5
 
 
 def tree_instance(tree: Sequence[tuple[int, int, float, float]], rho: float) -> dict[str, Any]:
@@ -113,18 +135,26 @@ STABLE: dict[str, Any] = tree_instance(_STABLE_TREE, _STABLE_RHO)
 #: The unstable example (JSON contract).
 UNSTABLE: dict[str, Any] = tree_instance(_UNSTABLE_TREE, _UNSTABLE_RHO)
 
+#: The large-cycle example (JSON contract).
+LARGE_CYCLE: dict[str, Any] = tree_instance(_LARGE_CYCLE_TREE, _LARGE_CYCLE_RHO)
+
 #: The examples by name (the pipeline's ``example`` wildcard).
-EXAMPLES: dict[str, dict[str, Any]] = {"stable": STABLE, "unstable": UNSTABLE}
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "stable": STABLE,
+    "unstable": UNSTABLE,
+    "large_cycle": LARGE_CYCLE,
+}
 
 #: The defining trees ``(class, pool, mu, psi*)`` and loads of the examples.
 EXAMPLE_TREES: dict[str, tuple[tuple[tuple[int, int, float, float], ...], float]] = {
     "stable": (_STABLE_TREE, _STABLE_RHO),
     "unstable": (_UNSTABLE_TREE, _UNSTABLE_RHO),
+    "large_cycle": (_LARGE_CYCLE_TREE, _LARGE_CYCLE_RHO),
 }
 
 
 def example_system(name: str) -> ServerPoolSystem:
-    """The example ``name`` (``"stable"`` or ``"unstable"``) as a :class:`ServerPoolSystem`."""
+    """The example ``name`` (a key of :data:`EXAMPLES`) as a :class:`ServerPoolSystem`."""
     if name not in EXAMPLES:
         raise KeyError(f"unknown example {name!r}; choose from {sorted(EXAMPLES)}")
     return ServerPoolSystem.from_dict(EXAMPLES[name])

@@ -15,7 +15,7 @@ LQFS-LB:
   otherwise it joins queue i.
 * Scheduling: a server of pool j that completes a service takes the head of the longest
   queue among C(j); otherwise it idles.
-* Ties: uniformly at random (reservoir sampling), from the run's random stream.
+* Ties: uniformly at random (reservoir sampling), from the run's ``ties`` stream.
 
 Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
 ``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
@@ -23,10 +23,15 @@ r, 0 when underloaded), sampled on a regular grid, and exact time averages over
 ``[warmup, t_end]`` of the deviation, its outer product and its norm. A run covers
 ``[0, t_end]`` (``t_end`` counted from time 0, including the discarded ``[0, warmup)``).
 
-Randomness: one ``numpy.random.Generator`` from
-``rng_for(seed, "serverpools-simulate", *keys)`` drives the compiled kernel (numba supports
-Generator objects natively), so a run is reproduced by (seed, keys) alone; put everything
-that distinguishes runs (instance, r, replication) in ``keys`` to make them independent.
+Random numbers (``docs/README.md#random-numbers``): a run draws from the three named streams
+:data:`STREAMS` of :func:`replication_states`, ``stream_states(seed, "serverpools-simulate",
+*keys, streams=STREAMS)``, with the compiled xoshiro256** generator of :mod:`queue_routing.rng`
+(explicit state passed to the kernel; numba's global generator is never used), so a run is a
+function of (seed, keys) alone. ``keys`` must hold everything that distinguishes runs, the
+replication index last (the experiments pass ``(kind, example, int(r), replication)``), to
+make runs independent. Each step draws one uniform from ``clock`` (its holding time,
+``-log(1 - u) / R``) and, unless it is the last (the one that reaches ``t_end``), one from
+``events`` (which event); ``ties`` is drawn only where a tie is broken.
 
 Invariants: every run checks the conservation ``X(t_end) = X(0) + arrivals - departures``
 per class; ``check=True`` also checks after every event that ``0 <= Z``, ``0 <= Q``,
@@ -38,19 +43,35 @@ Units: time in units of 1/mu; deviations in customers / sqrt(r).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from ..seeding import rng_for
+from ..rng import next_uniform
+from ..seeding import stream_states
 from .model import SPPSolution
 from .tree import grouped_edges
 
-__all__ = ["SIMULATE_KEY", "SimulationRun", "initial_state", "invariant_violations", "simulate"]
+__all__ = [
+    "SIMULATE_KEY",
+    "STREAMS",
+    "SimulationRun",
+    "initial_state",
+    "invariant_violations",
+    "replication_states",
+    "simulate",
+]
 
+#: Domain of the simulator's streams (``docs/README.md#random-numbers``).
 SIMULATE_KEY = "serverpools-simulate"
+#: The named random streams of one run (rows of the kernel's ``states``): ``clock`` the
+#: exponential holding times (one uniform per step), ``events`` which event happens (one
+#: uniform per step but the last), ``ties`` the random tie-breaks among equally loaded pools
+#: or equally long queues (one uniform per tied candidate, only where a tie occurs).
+STREAMS = ("clock", "events", "ties")
 
 # counters[...] slots filled by the kernel
 _EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED = 0, 1, 2, 3, 4
@@ -91,7 +112,7 @@ def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pr
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _kernel(
-    rng,
+    states,
     lam_r,
     n_servers,
     ei,
@@ -113,14 +134,33 @@ def _kernel(
     acc_mean,
     acc_outer,
     acc_norm,
+    acc_batch,
     counters,
     arrivals,
     departures,
 ):  # pragma: no cover - compiled
+    """One run of the Gillespie simulation (module docstring); fills the output arrays.
+
+    ``acc_batch`` (shape ``(B,)``, ``B >= 0``) receives the integral of |deviation| over each
+    of B equal consecutive batches of ``[warmup, t_end]`` (batch means for the stationarity
+    test of :mod:`.stationarity`); a holding interval that straddles a batch boundary is
+    split at it.
+
+    ``states`` (uint64, shape ``(3, 4)``) holds the xoshiro256** states of :data:`STREAMS`;
+    they are copied, so the caller's array is not changed. A step draws its holding time
+    ``-log(1 - u) / R`` from ``clock`` (``1 - u`` is on the ``2^-53`` grid and never 0) and,
+    unless it reaches ``t_end``, its event from ``events``; the reservoir sampling of ties
+    draws from ``ties``, so ties never shift the other two streams.
+    """
+    clock = states[0].copy()
+    pick = states[1].copy()
+    tie = states[2].copy()
     n_i = lam_r.size
     n_j = n_servers.size
     n_e = mu.size
     n_rec = out_dev.shape[0]
+    n_batch = acc_batch.size
+    batch_len = (t_end - warmup) / n_batch if n_batch > 0 else 0.0
     busy = np.zeros(n_j, dtype=np.int64)
     x = q.copy()
     dep_rate = 0.0
@@ -143,7 +183,7 @@ def _kernel(
             counters[_FIRST_BAD] = 0
     while True:
         total_rate = arr_rate + dep_rate
-        t_new = t + rng.standard_exponential() / total_rate
+        t_new = t - math.log(1.0 - next_uniform(clock)) / total_rate
         last = t_new >= t_end
         if last:
             t_new = t_end
@@ -164,13 +204,27 @@ def _kernel(
                 sq += dev[i] * dev[i]
                 for k in range(i + 1):
                     acc_outer[i, k] += w * dev[i] * dev[k]
-            acc_norm[0] += w * np.sqrt(sq)
+            norm = np.sqrt(sq)
+            acc_norm[0] += w * norm
             acc_norm[1] += w * sq
+            if n_batch > 0:
+                s = lo
+                b = int((s - warmup) / batch_len)
+                if b >= n_batch:
+                    b = n_batch - 1
+                while s < t_new:
+                    end = warmup + (b + 1) * batch_len
+                    if b >= n_batch - 1 or end > t_new:
+                        end = t_new
+                    if end > s:
+                        acc_batch[b] += (end - s) * norm
+                        s = end
+                    b += 1
         if last:
             break
         t = t_new
         events += 1
-        u = rng.random() * total_rate
+        u = next_uniform(pick) * total_rate
         if u < arr_rate:
             # -- arrival of class i: least-loaded pool of S(i) with an idle server --------
             cls = n_i - 1
@@ -201,7 +255,7 @@ def _kernel(
                 elif lhs == rhs:
                     n_tie += 1
                     ties += 1
-                    if rng.random() * n_tie < 1.0:
+                    if next_uniform(tie) * n_tie < 1.0:
                         best = e
             if best >= 0:
                 z[best] += 1
@@ -245,7 +299,7 @@ def _kernel(
                 elif q[i] == q[ei[best]]:
                     n_tie += 1
                     ties += 1
-                    if rng.random() * n_tie < 1.0:
+                    if next_uniform(tie) * n_tie < 1.0:
                         best = e
             if best >= 0:
                 q[ei[best]] -= 1
@@ -281,7 +335,7 @@ class SimulationRun:
         The run covers ``[0, t_end]``; time averages are over ``[warmup, t_end]`` (units of
         1/mu).
     seed, keys:
-        The random stream ``rng_for(seed, SIMULATE_KEY, *keys)``.
+        The random streams :func:`replication_states` ``(seed, keys)``.
     times:
         Recording grid ``0, record_every, ...`` up to t_end, shape ``(T,)``.
     deviation:
@@ -297,6 +351,10 @@ class SimulationRun:
         product ``(I, I)``, and ``second_moment - mean mean^T``.
     mean_norm, rms_norm:
         Time averages of |deviation| and sqrt of the time average of |deviation|^2.
+    batch_mean_norm:
+        Time averages of |deviation| over the B equal consecutive batches of
+        ``[warmup, t_end]`` (``batches`` of :func:`simulate`), shape ``(B,)``; their mean
+        is ``mean_norm``.
     arrivals, departures:
         Counts per class, shape ``(I,)``.
     busy, queues:
@@ -330,6 +388,7 @@ class SimulationRun:
     covariance: np.ndarray
     mean_norm: float
     rms_norm: float
+    batch_mean_norm: np.ndarray
     arrivals: np.ndarray
     departures: np.ndarray
     busy: np.ndarray
@@ -351,6 +410,24 @@ class SimulationRun:
     def totals(self) -> np.ndarray:
         """Final X_i = sum_j Z_ij + Q_i."""
         return self.busy.sum(axis=1) + self.queues
+
+
+def replication_states(seed: int, keys: tuple) -> np.ndarray:
+    """The kernel's stream states (uint64, shape ``(3, 4)``) for one run.
+
+    Row ``s`` is seeded by ``seed_sequence(seed, "serverpools-simulate", *keys, STREAMS[s])``
+    (:func:`~queue_routing.seeding.stream_states`). ``keys`` identify the run and end with
+    its replication index (the experiments pass ``(kind, example, int(r), replication)``), so
+    replication ``k`` is the same whatever the number of replications and independent of the
+    others. There is one policy (LQFS-LB), so no policy key.
+
+    >>> a = replication_states(1, ("k", 0))
+    >>> a.shape, bool((a == replication_states(1, ("k", 0))).all())
+    ((3, 4), True)
+    >>> bool((a == replication_states(1, ("k", 1))).any())  # another replication's streams
+    False
+    """
+    return stream_states(seed, SIMULATE_KEY, *keys, streams=STREAMS)
 
 
 def initial_state(
@@ -420,6 +497,7 @@ def simulate(
     initial_psi=None,
     initial_queues=None,
     check: bool = False,
+    batches: int = 0,
 ) -> SimulationRun:
     """Simulate the r-th system under LQFS-LB on [0, t_end] (module docstring).
 
@@ -433,7 +511,9 @@ def simulate(
         End time of the run, counted from time 0 (so it includes the warm-up), and the
         recording step, in units of 1/mu.
     seed, keys:
-        The random stream is ``rng_for(seed, SIMULATE_KEY, *keys)``.
+        The run draws from the streams :func:`replication_states` ``(seed, keys)``, i.e.
+        ``stream_states(seed, SIMULATE_KEY, *keys, streams=STREAMS)``; put the replication
+        index last in ``keys``.
     warmup:
         Time averages are taken over ``[warmup, t_end]``; ``[0, warmup)`` is discarded.
     queue_level:
@@ -443,6 +523,10 @@ def simulate(
         waiting (per unit r; default the nominal point psi* and ``queue_level``).
     check:
         Check the invariants after every event (slower; for tests).
+    batches:
+        Number B >= 0 of equal consecutive batches of ``[warmup, t_end]`` whose time averages
+        of |deviation| are recorded (``batch_mean_norm``; the stationarity test of
+        :mod:`.stationarity`); 0: none.
 
     Examples
     --------
@@ -458,7 +542,7 @@ def simulate(
     >>> bool((run.totals == run.initial_totals + run.arrivals - run.departures).all())
     True
     >>> again = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
-    >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the stream
+    >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the streams
     True
     """
     if not isinstance(solution, SPPSolution):
@@ -472,6 +556,8 @@ def simulate(
         raise ValueError(f"record_every must be > 0, got {record_every}")
     if not 0 <= warmup < t_end:
         raise ValueError(f"warmup must be in [0, t_end), got {warmup}")
+    if isinstance(batches, bool) or not isinstance(batches, int | np.integer) or batches < 0:
+        raise ValueError(f"batches must be an integer >= 0, got {batches!r:.40}")
     system = solution.system
     edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
     n_i, n_j = system.n_classes, system.n_pools
@@ -491,15 +577,16 @@ def simulate(
     acc_mean = np.zeros(n_i)
     acc_outer = np.zeros((n_i, n_i))
     acc_norm = np.zeros(2)
+    acc_batch = np.zeros(int(batches))
     counters = np.zeros(5, dtype=np.int64)
     counters[_FIRST_BAD] = -1
     arrivals = np.zeros(n_i, dtype=np.int64)
     departures = np.zeros(n_i, dtype=np.int64)
     x0 = np.bincount(edges[:, 0], weights=z, minlength=n_i).astype(np.int64) + q
-    rng = rng_for(seed, SIMULATE_KEY, *keys)
+    states = replication_states(seed, keys)
     start = time.perf_counter()
     _kernel(
-        rng,
+        states,
         np.ascontiguousarray(r * system.arrival_rates, dtype=float),
         n_servers,
         np.ascontiguousarray(edges[:, 0]),
@@ -521,6 +608,7 @@ def simulate(
         acc_mean,
         acc_outer,
         acc_norm,
+        acc_batch,
         counters,
         arrivals,
         departures,
@@ -553,6 +641,7 @@ def simulate(
         covariance=second - np.outer(mean, mean),
         mean_norm=float(acc_norm[0] / span),
         rms_norm=float(np.sqrt(acc_norm[1] / span)),
+        batch_mean_norm=acc_batch / (span / batches) if batches else np.zeros(0),
         arrivals=arrivals,
         departures=departures,
         busy=busy,

@@ -1,0 +1,35 @@
+"""Sup-distance of X^r/r from the fluid solution for one example at one r (thin adapter)."""
+
+from queue_routing.io import write_table
+from queue_routing.pipeline import run_script
+from queue_routing.serverpools import solve_spp
+from queue_routing.serverpools.experiments import fluid_limit_runs, fluid_limit_start
+from queue_routing.serverpools.instances import example_system
+
+
+def main(snakemake):
+    example = snakemake.wildcards.example
+    p = snakemake.params.fluid_limit
+    seed = snakemake.params.seed
+    solution = solve_spp(example_system(example))
+    start = p["start"][example]
+    psi0, queues0 = fluid_limit_start(
+        example, solution, perturbation=start["perturbation"], settle=start["settle"], seed=seed
+    )
+    rows = fluid_limit_runs(
+        example,
+        solution,
+        int(snakemake.wildcards.r),
+        psi0=psi0,
+        queues0=queues0,
+        t_end=p["t_end"],
+        record_every=p["record_every"],
+        replications=p["replications"],
+        seed=seed,
+        max_step=p["max_step"],
+    )
+    print(rows.to_string())
+    write_table(rows, snakemake.output.rows)
+
+
+run_script(snakemake, main)  # noqa: F821
