@@ -34,10 +34,15 @@ from queue_routing.multiskill.simulation import (
     POLICIES,
     _simulate_kernel,
     alias_table,
+    bernoulli_probabilities,
     event_rates,
+    policy_weights,
     replication_states,
     simulate,
+    simulate_policies,
+    simulate_replications,
 )
+from queue_routing.rng import uniforms
 
 SEED = 2022
 REPS = 10
@@ -105,15 +110,86 @@ def test_bernoulli_coins_do_not_shift_the_event_stream():
     before = states.copy()
     loads = np.full(3, 0.5)
     ones = np.ones(2)
-    a = _simulate_kernel(2, threshold, alias, 0, ones, np.ones(3), 100, 5000, states, loads)
-    w = np.array([np.inf, 1.0, 1.0])
-    b = _simulate_kernel(2, threshold, alias, 1, np.zeros(2), w, 100, 5000, states, loads)
+
+    def run(mode, prob, weight):  # one policy (P = 1): rows of the lockstep kernel's output
+        means, events = _simulate_kernel(
+            2, threshold, alias, np.array([mode]), prob[None, :], weight[None, :],
+            100, 5000, states, loads,
+        )  # fmt: skip
+        return means[0], events[0]
+
+    a = run(0, ones, np.ones(3))
+    b = run(1, np.zeros(2), np.array([np.inf, 1.0, 1.0]))
     np.testing.assert_array_equal(a[0], b[0])
     assert a[1] == b[1]
     np.testing.assert_array_equal(states, before)  # the kernel does not consume the caller's
     # p = 0.5: other routes, same arrivals; the number of arrivals is the event stream's.
-    half = _simulate_kernel(2, threshold, alias, 0, ones / 2, ones, 100, 5000, states, loads)
+    half = run(0, ones / 2, ones)
     assert not np.array_equal(half[0], a[0])
+
+
+def _reference_run(inst, policy, n_warm, n_steps, states, loads):
+    """The uniformised chain of one policy in plain Python from the same streams (a second
+    implementation of the kernel: the alias draw, the routing rule, the exact time
+    average of the visited states)."""
+    threshold, alias = alias_table(event_rates(inst))
+    n, m = inst.n_classes, threshold.size
+    total = n_warm + n_steps
+    ev = uniforms(states[0], total)
+    coins = iter(uniforms(states[1], total))
+    start = uniforms(states[2], n + 1)
+    x = [
+        int(np.floor(np.log(1.0 - u) / np.log(rho))) if rho > 0 else 0
+        for u, rho in zip(start, loads, strict=True)
+    ]
+    p = bernoulli_probabilities(inst) if policy == "bernoulli" else None
+    w = None if policy == "bernoulli" else policy_weights(inst, policy)
+    visits = np.zeros(n + 1, dtype=np.int64)  # sum over measured steps of x (exact integers)
+    events = 0
+    for step in range(total):
+        if step >= n_warm:
+            visits += x
+        u = ev[step] * m
+        k = min(int(u), m - 1)
+        k = k if u - k < threshold[k] else alias[k]
+        if k < n:
+            i = k + 1
+            if p is not None:
+                j = i if next(coins) < p[k] else 0
+            else:
+                j = i if w[i] * (x[i] + 1) <= w[0] * (x[0] + 1) else 0
+            x[j] += 1
+            events += 1
+        elif x[k - n] > 0:
+            x[k - n] -= 1
+            events += 1
+    return visits / n_steps, events
+
+
+def test_the_lockstep_kernel_is_each_policy_alone_and_a_python_reference():
+    """simulate_policies runs the policies of a comparison in one pass over the event
+    stream; each policy's replications equal its run alone and a plain-Python
+    implementation of the chain on the same streams (time averages of integer counts:
+    equal to rounding)."""
+    inst = C2
+    policies = list(POLICIES)
+    kw = {"horizon": 40.0, "warmup": 4.0, "seed": SEED, "keys": ("lockstep",)}
+    together = simulate_policies(inst, policies, range(3), start="bernoulli", **kw)
+    assert list(together) == policies
+    loads = solve_exact(inst).loads
+    lam = float(inst.eta.sum() + inst.mu.sum())
+    n_steps, n_warm = round(lam * 40.0), round(lam * 4.0)
+    for policy in policies:
+        alone = simulate_replications(inst, policy, range(3), start="bernoulli", **kw)
+        np.testing.assert_array_equal(together[policy].means, alone.means)
+        assert together[policy].events_per_replication == alone.events_per_replication
+        for row, r in enumerate(range(3)):
+            states = replication_states(SEED, ("lockstep",), r)
+            means, events = _reference_run(inst, policy, n_warm, n_steps, states, loads)
+            np.testing.assert_allclose(together[policy].means[row], means, rtol=1e-12)
+            assert together[policy].events_per_replication[row] == events, (policy, r)
+    with pytest.raises(ValueError, match="distinct"):
+        simulate_policies(inst, ["pi", "pi"], range(2), **kw)
 
 
 def test_replication_streams_do_not_depend_on_the_policy_or_on_R():

@@ -19,7 +19,7 @@ from .fixed_point import fixed_point, initial_partition
 from .instances import table1, table1_initial_partitions
 from .model import BOTH, DEDICATED, SHARED, Instance
 from .result import Solution
-from .simulation import simulate_replications
+from .simulation import simulate_policies
 
 __all__ = [
     "NOT_SEPARATED",
@@ -504,8 +504,9 @@ def policy_replication_costs(
     """One chunk of a split :func:`policy_comparison_rows`: the cost of every replication.
 
     Simulates replications ``replications`` (indices, e.g. ``range(10, 20)``) of Bernoulli
-    routing (the control, even if not in ``policies``) and of every policy on each instance,
-    on the streams keyed by ``(seed, tag, C, index)`` and the replication index -- the
+    routing (the control, even if not in ``policies``) and of every policy on each instance
+    (in lockstep, :func:`~.simulation.simulate_policies`), on the streams keyed by ``(seed,
+    tag, C, index)`` and the replication index -- the
     streams of the unsplit study, so :func:`policy_comparison_from_costs` of the chunks'
     rows reassembled is bit for bit :func:`policy_comparison_rows`.
 
@@ -534,18 +535,18 @@ def policy_replication_costs(
     )
     rows = []
     for index, inst in instances:
-        for policy in simulated:
-            block = simulate_replications(
-                inst,
-                policy,
-                indices,
-                horizon=horizon,
-                warmup=warmup,
-                seed=seed,
-                keys=(tag, inst.n_classes, index),
-                start="bernoulli",
-                progress=progress,
-            )
+        blocks = simulate_policies(
+            inst,
+            simulated,
+            indices,
+            horizon=horizon,
+            warmup=warmup,
+            seed=seed,
+            keys=(tag, inst.n_classes, index),
+            start="bernoulli",
+            progress=progress,
+        )
+        for policy, block in blocks.items():
             per_replication = zip(
                 block.indices, block.costs, block.events_per_replication, strict=True
             )

@@ -13,6 +13,7 @@ the control variate of every policy, and ``B`` the baseline of the ratios.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from ..paired import (
 )
 from .exact import solve_exact
 from .model import Instance
-from .simulation import POLICIES, SimulationResult, simulate
+from .simulation import POLICIES, SimulationResult, _check_args, simulate_policies
 
 __all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies", "paired_comparison"]
 
@@ -133,8 +134,9 @@ def compare_policies(
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
-    Each policy (and Bernoulli routing, the control, even if not asked) is simulated with
-    :func:`~.simulation.simulate` on the same streams (``seed``, ``keys``), from the stationary
+    Each policy (and Bernoulli routing, the control, even if not asked) is simulated on the
+    same streams (``seed``, ``keys``; in lockstep, :func:`~.simulation.simulate_policies`,
+    each exactly as :func:`~.simulation.simulate` would alone), from the stationary
     law of optimal Bernoulli routing (``start="bernoulli"``). With ``y_r`` the cost of
     replication ``r`` of a policy, ``x_r`` that of Bernoulli routing in the same replication
     and ``B`` the exact optimal Bernoulli cost (``E[x_r] = B`` exactly, the start being
@@ -189,19 +191,22 @@ def compare_policies(
             f"freedom), got {replications}"
         )
     exact = float(solve_exact(instance).cost)
-    sims: dict[str, SimulationResult] = {}
-    for policy in (BASELINE, *[p for p in policies if p != BASELINE]):
-        sims[policy] = simulate(
-            instance,
-            policy,
-            horizon=horizon,
-            warmup=warmup,
-            replications=replications,
-            seed=seed,
-            keys=keys,
-            start="bernoulli",
-            progress=progress,
+    simulated = (BASELINE, *[p for p in policies if p != BASELINE])
+    if warmup is None:
+        warmup = 0.1 * horizon
+    _check_args(instance, BASELINE, horizon, warmup, replications, seed)
+    t0 = time.perf_counter()
+    blocks = simulate_policies(
+        instance, simulated, range(replications), horizon=horizon, warmup=warmup,
+        seed=seed, keys=keys, start="bernoulli", progress=progress,
+    )  # fmt: skip
+    wall = time.perf_counter() - t0  # of the lockstep run of every policy
+    sims: dict[str, SimulationResult] = {
+        policy: SimulationResult.from_block(
+            block, horizon=horizon, warmup=warmup, seed=seed, keys=keys, wall_seconds=wall
         )
+        for policy, block in blocks.items()
+    }
     first = sims[BASELINE]
     return paired_comparison(
         exact,
