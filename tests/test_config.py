@@ -5,7 +5,6 @@ directly (many cases, fast) and through ``snakemake`` itself (one case per kind 
 where the run must stop before any job and leave no output behind.
 """
 
-import copy
 import re
 import subprocess
 
