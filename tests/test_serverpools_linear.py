@@ -6,6 +6,8 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from queue_routing.seeding import rng_for
 from queue_routing.serverpools import (
@@ -26,6 +28,8 @@ from queue_routing.serverpools import (
     tree_spp,
     underloaded_vector_field,
 )
+from queue_routing.serverpools.errors import ServerPoolError
+from queue_routing.serverpools.linear import centering, critical_spectrum_of, tree_a_underloaded
 
 
 def tree_solution(n_i, n_j, k, **kwargs):
@@ -395,3 +399,34 @@ def test_alternating_path_crosses_the_stability_boundary():
         assert verdict.stable_critical
         n_u, n_c = exact_unstable_counts(system)
         assert (n_u, n_c) == ((2, 0) if unstable else (0, 0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_i=st.integers(1, 5),
+    n_j=st.integers(1, 5),
+    k=st.integers(0, 10**6),
+    wide=st.booleans(),
+)
+def test_the_search_shortcut_is_the_solved_tree_bit_for_bit(n_i, n_j, k, wide):
+    """The instability search skips the SPP solve: its samples' optimal tree is the drawn
+    one, and A_u, A_c need only the tree, the rates and beta. Against the full solve
+    (tree_spp, which certifies the tree exactly): the same basic activities, the same
+    A_u and the same critical spectrum, bit for bit, on samples of every size searched
+    (with the default and the search's wide parameter ranges)."""
+    kwargs = {"mu_range": (1e-3, 1e3), "flow_range": (1e-3, 1.0)} if wide else {}
+    system = sample_system(2022, n_i, n_j, k, **kwargs)
+    solution = tree_spp(system)
+    np.testing.assert_array_equal(solution.basic, system.activities)
+    a_u = tree_a_underloaded(system.activities, system.rates, system.pool_sizes)
+    np.testing.assert_array_equal(a_u, a_underloaded(solution))
+    full, others = critical_spectrum(solution)
+    full_fast, others_fast = critical_spectrum_of(a_u @ centering(n_i))
+    np.testing.assert_array_equal(full_fast, full)
+    np.testing.assert_array_equal(others_fast, others)
+
+
+def test_tree_a_underloaded_refuses_a_non_tree():
+    mu = np.array([[1.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ServerPoolError, match="cycle"):
+        tree_a_underloaded(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), mu, np.ones(2))

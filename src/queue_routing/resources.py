@@ -27,9 +27,9 @@ quantity                                measured                            cons
 ======================================  ==================================  =================
 job start-up (Snakemake job + imports)  3.1-3.6 s (dry run of the smoke     10 s
                                         DAG + imports)
-Part A uniformised step (any policy)    22-25 ns; loaded 22-45 ns, whole    30 ns
-                                        C = 120, 200 comparisons 29.7,
-                                        30.4 ns
+Part A uniformised step, P policies    22 ns at P = 1, 33-41 ns at P = 5   20 ns + 4 ns P
+in lockstep                             (C = 20..200; loaded, 2 cores
+                                        shared by 4 processes)
 Part A uniformisation rate Lambda(C)    36.4 C + 15 (20 instances per       36.4 C + 15 per
                                         C = 10, 50, 100, 200; every         unit time
                                         instance within 10%)
@@ -42,8 +42,8 @@ Part B two-cluster point                0.1-0.9 s at L = 45, 3.2 s at       1.5e
                                         L = 102, 47 s at L = 230
 Part C event (LQFS-LB kernel + trace)   49-60 ns; loaded 100-160 ns         110 ns
 Part C events per unit time             1.99-2.00 r sum(lambda)             2 r sum(lambda)
-Part C search sample                    0.7-1.4 ms at I + J = 4-10; loaded  1.2 ms + 0.1 ms
-                                        1.4-2.1 ms                          (I + J)
+Part C search sample                    0.33-0.62 ms at I + J = 2-10,       0.4 ms + 0.02 ms
+                                        loaded                              (I + J)
 memory of a job (Snakemake + script)    138 MB + 190-218 MB                 400 MB
 ======================================  ==================================  =================
 
@@ -107,7 +107,7 @@ DEADLINES_INDEX_SECONDS = (0.05, 0.01)
 #: Part C: wall time of one event of the LQFS-LB kernel, trace recording included (s).
 SERVERPOOLS_SECONDS_PER_EVENT = 110e-9
 #: Part C: one sample of the instability search (s) = a + b (I + J).
-_SEARCH_SECONDS_PER_SAMPLE = (1.2e-3, 0.1e-3)
+_SEARCH_SECONDS_PER_SAMPLE = (0.4e-3, 0.02e-3)
 #: Part C: total arrival rate ``sum(lambda)`` per unit r of each example system
 #: (:func:`queue_routing.serverpools.instances.example_system`; tests/test_resources.py checks
 #: them), here so that the workflow can plan without importing the simulators (1.2 s).
@@ -345,12 +345,12 @@ def serverpools_search_seconds(
     n_sizes: int, largest: tuple[int, int], samples: int, workers: int = 1
 ) -> float:
     """Predicted wall time (s) of ``samples`` samples of each of ``n_sizes`` sizes (I, J), none
-    larger than ``largest`` = (max I, max J), on ``workers`` processes: at most ``1.2 ms +
-    0.1 ms (I + J)`` per sample (a tree, its LP solution and two spectra, of sizes I + J - 1
+    larger than ``largest`` = (max I, max J), on ``workers`` processes: at most ``0.4 ms +
+    0.02 ms (I + J)`` per sample (a tree, its A_u and two spectra, of sizes I + J - 1
     and I), the sizes shared among the workers (one size's share is the floor).
 
     >>> round(serverpools_search_seconds(25, (5, 5), 10000, workers=2))
-    275
+    75
     """
     a, b = _SEARCH_SECONDS_PER_SAMPLE
     per_size = int(samples) * (a + b * (int(largest[0]) + int(largest[1])))

@@ -47,12 +47,15 @@ __all__ = [
     "a_critical",
     "a_underloaded",
     "analyze",
+    "centering",
     "critical_spectrum",
+    "critical_spectrum_of",
     "critical_vector_field",
     "flow_matrix",
     "load_balancing_map",
     "spectrum",
     "stability_verdict",
+    "tree_a_underloaded",
     "underloaded_vector_field",
 ]
 
@@ -93,9 +96,11 @@ def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np
     True
     """
     solution = _as_solution(system_or_solution)
-    edges = _tree(solution)
-    beta = solution.system.pool_sizes
-    n_i = solution.system.n_classes
+    return _load_balancing_map(_tree(solution), solution.system.pool_sizes)
+
+
+def _load_balancing_map(edges: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    n_i = int(edges[:, 0].max()) + 1  # a spanning tree touches every class
     pool_targets = np.outer(beta / beta.sum(), np.ones(n_i))
     return peel_leaves(edges, np.eye(n_i), pool_targets)
 
@@ -103,10 +108,33 @@ def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np
 def flow_matrix(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
     """G, shape ``(I, K_b)``: G_{i,(kj)} = -mu_kj if i = k, else 0 (per unit time)."""
     solution = _as_solution(system_or_solution)
-    edges = _tree(solution)
-    g = np.zeros((solution.system.n_classes, len(edges)))
-    g[edges[:, 0], np.arange(len(edges))] = -solution.system.rates[edges[:, 0], edges[:, 1]]
+    return _flow_matrix(_tree(solution), solution.system.rates)
+
+
+def _flow_matrix(edges: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    g = np.zeros((rates.shape[0], len(edges)))
+    g[edges[:, 0], np.arange(len(edges))] = -rates[edges[:, 0], edges[:, 1]]
     return g
+
+
+def tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, pool_sizes: np.ndarray) -> np.ndarray:
+    """A_u = G M (per unit time) from the basic tree alone: ``edges`` (K_b, 2), a spanning
+    tree of I u J (0-based (class, pool), checked), ``rates`` mu (I, J) in jobs per unit time
+    per server, ``pool_sizes`` beta (J,) in servers per unit r.
+
+    A_u depends on the tree, the rates on it and the proportions beta_j / sum beta only
+    (module docstring), not on the arrival rates: this is :func:`a_underloaded` of any
+    solution with ``basic = edges``, bit for bit, without solving the SPP (what the
+    instability search needs, whose samples are built with a known optimal tree).
+
+    >>> edges = np.array([[0, 0], [1, 0], [1, 1]])  # the N-shape of load_balancing_map
+    >>> mu = np.array([[1.0, 0.0], [2.0, 1.0]])
+    >>> tree_a_underloaded(edges, mu, np.array([2.0, 2.0])).tolist()
+    [[-1.0, 0.0], [0.5, -1.5]]
+    """
+    rates = np.asarray(rates, dtype=float)
+    edges = check_spanning_tree(np.asarray(edges), rates.shape[0], rates.shape[1])
+    return _flow_matrix(edges, rates) @ _load_balancing_map(edges, np.asarray(pool_sizes, float))
 
 
 def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
@@ -119,10 +147,13 @@ def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndar
     True
     """
     solution = _as_solution(system_or_solution)
-    return flow_matrix(solution) @ load_balancing_map(solution)
+    edges = _tree(solution)
+    system = solution.system
+    return _flow_matrix(edges, system.rates) @ _load_balancing_map(edges, system.pool_sizes)
 
 
-def _centering(n: int) -> np.ndarray:
+def centering(n: int) -> np.ndarray:
+    """P = Id - 1 1^T / n, shape ``(n, n)`` (dimensionless): A_c = A_u P (Theorem 3.2)."""
     return np.eye(n) - np.full((n, n), 1.0 / n)
 
 
@@ -138,7 +169,7 @@ def a_critical(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray
     """
     solution = _as_solution(system_or_solution)
     n_i = solution.system.n_classes
-    return a_underloaded(solution) @ _centering(n_i)
+    return a_underloaded(solution) @ centering(n_i)
 
 
 def _sorted(w: np.ndarray) -> np.ndarray:
@@ -166,7 +197,13 @@ def critical_spectrum(system_or_solution: ServerPoolSystem | SPPSolution):
     The others are the eigenvalues of V^T A_c V with V an orthonormal basis of 1^perp: the
     map A_c induces on R^I / span(1), which has A_c's spectrum minus the structural zero.
     """
-    a_c = a_critical(system_or_solution)
+    return critical_spectrum_of(a_critical(system_or_solution))
+
+
+def critical_spectrum_of(a_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`critical_spectrum` of the matrix A_c (per unit time, shape ``(I, I)``), e.g.
+    ``a_u @ (Id - 1 1^T / I)`` from :func:`tree_a_underloaded`."""
+    a_c = np.asarray(a_c, dtype=float)
     n = a_c.shape[0]
     v = _complement_basis(n)
     others = spectrum(v.T @ a_c @ v) if n > 1 else np.zeros(0, dtype=complex)

@@ -14,6 +14,12 @@ activities are basic and the basic solution is nondegenerate).
 
 Randomness: sample k of size (I, J) uses ``rng_for(seed, "serverpools-search", I, J, k)``
 only, so any sample can be regenerated alone (:func:`sample_system`).
+
+The search does not solve each sample's SPP: its optimal tree is the drawn one by
+construction, and A_u and A_c depend only on that tree, the rates and the pool proportions
+(:func:`~.linear.tree_a_underloaded`), so the spectra are those of
+``a_underloaded(tree_spp(system))`` bit for bit at a third of the cost
+(tests/test_serverpools_linear.py checks both on random samples of every size searched).
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ import numpy as np
 
 from ..seeding import rng_for
 from .errors import ServerPoolError
-from .linear import a_underloaded, critical_spectrum, spectrum
-from .model import ServerPoolSystem, tree_spp
+from .linear import centering, critical_spectrum_of, spectrum, tree_a_underloaded
+from .model import ServerPoolSystem
 from .tree import random_spanning_tree
 
 __all__ = [
@@ -244,9 +250,9 @@ def _search_size(seed, n_i, n_j, samples: range, kwargs, tol) -> SizeSummary:
     ex_u = ex_c = ex_s = None
     for k in samples:
         system = sample_system(seed, n_i, n_j, k, **kwargs)
-        solution = tree_spp(system)
-        eig_u = spectrum(a_underloaded(solution))
-        eig_c, others = critical_spectrum(solution)
+        a_u = tree_a_underloaded(system.activities, system.rates, system.pool_sizes)
+        eig_u = spectrum(a_u)
+        eig_c, others = critical_spectrum_of(a_u @ centering(n_i))
         threshold = tol * float(system.rates.max())
         re_u = float(eig_u.real.max())
         re_c = float(others.real.max()) if others.size else float("-inf")
