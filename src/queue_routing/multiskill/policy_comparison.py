@@ -130,6 +130,7 @@ def compare_policies(
     control_variate: bool = True,
     alpha: float = 0.05,
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
@@ -167,6 +168,13 @@ def compare_policies(
         Family-wise level of the Holm correction behind ``best``.
     progress:
         Called after each replication of each policy (``None`` for silence).
+    job_sizes:
+        Job-size law of mean 1 (``None``/``"exponential"``: the uniformised simulator; any
+        other law of :mod:`.sizes`: the event-driven :func:`~.general.simulate_general`).
+        The start is stationary for optimal Bernoulli routing under every law (geometric
+        counts, equilibrium residual works), and by the insensitivity of processor sharing
+        ``B`` is the same, so the control variate applies unchanged
+        (``docs/multiskill.md#general-job-sizes``).
 
     Examples
     --------
@@ -201,6 +209,7 @@ def compare_policies(
             keys=keys,
             start="bernoulli",
             progress=progress,
+            job_sizes=job_sizes,
         )
     first = sims[BASELINE]
     return paired_comparison(

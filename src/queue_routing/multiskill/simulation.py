@@ -347,6 +347,16 @@ class SimulationResult(Replicated):
 _half_width = t_half_width  # 95% t half-width over replications (axis 0)
 
 
+def _general_sizes(job_sizes: Any) -> bool:
+    """Whether ``job_sizes`` (``None``, a spec string or a ``JobSizes``) needs the general
+    simulator: any law but the exponential (validated here: a bad spec raises)."""
+    if job_sizes is None:
+        return False
+    from .sizes import job_sizes as parse
+
+    return not parse(job_sizes).is_exponential
+
+
 def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
@@ -422,6 +432,7 @@ def simulate_replications(
     keys: tuple = (),
     start: str = "empty",
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> ReplicationBlock:
     """The replications with the given indices of :func:`simulate` (any non-empty set).
 
@@ -437,6 +448,13 @@ def simulate_replications(
     >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
     True
     """
+    if _general_sizes(job_sizes):  # docs/multiskill.md#general-job-sizes
+        from .general import simulate_general_replications
+
+        return simulate_general_replications(
+            instance, policy, replications, job_sizes=job_sizes, horizon=horizon,
+            warmup=warmup, seed=seed, keys=keys, start=start, progress=progress,
+        )  # fmt: skip
     _check_policy(policy)
     time_length("horizon", horizon)
     warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
@@ -487,6 +505,7 @@ def simulate(
     keys: tuple = (),
     start: str = "empty",
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
 
@@ -539,6 +558,13 @@ def simulate(
         initialisation bias for that policy; a congested start for the dynamic policies, whose
         cost it can only bias upwards, i.e. against them, when the warm-up is short).
 
+    job_sizes:
+        The job-size law (mean 1): ``None`` or ``"exponential"`` for the uniformised chain
+        above; any other law of :mod:`.sizes` (``"deterministic"``, ``"erlang:K"``,
+        ``"hyperexponential:SCV"``, ``"lognormal:SCV"`` or a :class:`~.sizes.JobSizes`) is
+        simulated event by event by :func:`~.general.simulate_general`, which returns a
+        :class:`~.general.GeneralSimulationResult` (``docs/multiskill.md#general-job-sizes``).
+
     Raises
     ------
     ValueError
@@ -558,6 +584,13 @@ def simulate(
     >>> bool(res.standard_error < res.ci95)  # ci95 = t_{0.975, 4} * standard_error
     True
     """
+    if _general_sizes(job_sizes):  # docs/multiskill.md#general-job-sizes
+        from .general import simulate_general
+
+        return simulate_general(
+            instance, policy, job_sizes=job_sizes, horizon=horizon, warmup=warmup,
+            replications=replications, seed=seed, keys=keys, start=start, progress=progress,
+        )  # fmt: skip
     warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
     t0 = time.perf_counter()
     block = simulate_replications(
