@@ -1151,11 +1151,15 @@ def fig_job_sizes(summary: pd.DataFrame) -> tuple[Figure, str]:
         ax.set_title(label, loc="left", fontsize=9)
     for ax in axes.ravel()[len(policies) :]:
         ax.set_visible(False)
+    short = {"deterministic": "det.", "exponential": "exp.", "erlang": "Erlang"}
     names = {v: sorted(set(summary.loc[summary["scv"] == v, "law"]), key=laws.index) for v in scvs}
-    ticks = [f"{v:g}" + ("\n(" + names[v][0] + ")" if len(names[v]) == 1 else "") for v in scvs]
+    ticks = [
+        f"{v:g}" + (f"\n({short.get(names[v][0], names[v][0])})" if len(names[v]) == 1 else "")
+        for v in scvs
+    ]
     for ax in axes[-1]:
         ax.set_xticks(range(len(scvs)), ticks)
-        ax.set_xlabel("squared coefficient of variation of the job sizes (mean 1)")
+    fig.supxlabel("squared coefficient of variation (SCV) of the job sizes, mean 1", fontsize=9)
     for ax in axes[:, 0]:
         ax.set_ylabel("gain over optimal\nBernoulli (% of its cost)")
     handles = [
