@@ -10,21 +10,6 @@ MS_SIM = MS["simulation"]
 MS_JS = MS["job_sizes"]
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
 MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
-#: Wall time per simulated event of the job-size study (s; measured on the development
-#: machine at ~1.1e-7 for the event-driven simulator on Table 1, rounded up).
-MS_JS_SECONDS_PER_EVENT = 1.5e-7
-
-
-def ms_job_sizes_seconds(wildcards):
-    """Predicted time (s) of one sample's job-size study: events = 2 sum(eta) per unit time."""
-    if wildcards.sample == "table1":
-        rate, horizon, count = 2 * 117.0, MS_JS["table1_horizon"], 1
-    else:
-        rate = 2 * 10.5 * MS_JS["random_n_classes"]
-        horizon, count = MS_JS["random_horizon"], MS_JS["random_instances"]
-    simulated = len(set(MS_JS["policies"]) | {"bernoulli"})
-    events = rate * (horizon + MS_JS["warmup"]) * count * simulated * MS_JS["replications"]
-    return len(MS_JS["laws"]) * events * MS_JS_SECONDS_PER_EVENT
 
 
 wildcard_constraints:
