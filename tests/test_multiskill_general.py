@@ -347,3 +347,64 @@ def test_job_size_rules_on_the_smoke_config(tmp_path):
     summary = pd.read_csv(tmp_path / "a" / outputs[0])
     assert set(summary["sample"]) == {"table1", "random"}
     assert "bernoulli" not in set(summary["policy"])
+
+
+def test_job_sizes_summary_verdicts_and_gains():
+    """The summary's gains and verdict counts against a hand-made comparison table."""
+    import pandas as pd
+
+    from queue_routing.multiskill.experiments import NOT_SEPARATED, job_sizes_summary
+
+    common = {"sample": "s", "job_sizes": "deterministic", "law": "deterministic", "scv": 0.0}
+    budget = {"replications": 10, "horizon": 100.0, "warmup": 10.0}
+    rows = pd.DataFrame(
+        [
+            {**common, **budget, "instance": k, "policy": p, "ratio": r, "ratio_ci95": 0.01,
+             "best": b}
+            for k, p, r, b in [
+                (0, "bernoulli", 1.0, "pi"), (0, "pi", 0.8, "pi"), (0, "jsq", 1.2, "pi"),
+                (1, "bernoulli", 1.0, NOT_SEPARATED), (1, "pi", 0.9, NOT_SEPARATED),
+                (1, "jsq", 0.95, NOT_SEPARATED),
+            ]
+        ]
+    )  # fmt: skip
+    diffs = pd.DataFrame(
+        [
+            {**common, "instance": k, "policy_a": a, "policy_b": b, "verdict": v}
+            for k, a, b, v in [
+                (0, "bernoulli", "pi", "pi < bernoulli"),
+                (0, "bernoulli", "jsq", "bernoulli < jsq"),
+                (0, "pi", "jsq", "pi < jsq"), (1, "bernoulli", "pi", "pi < bernoulli"),
+                (1, "bernoulli", "jsq", NOT_SEPARATED), (1, "pi", "jsq", NOT_SEPARATED),
+            ]
+        ]
+    )  # fmt: skip
+    out = job_sizes_summary(rows, diffs).set_index("policy")
+    assert out.loc["pi", ["better", "worse", "not_separated", "separated_best"]].tolist() == [
+        2, 0, 0, 1,
+    ]  # fmt: skip
+    assert out.loc["jsq", ["better", "worse", "not_separated"]].tolist() == [0, 1, 1]
+    assert out.loc["pi", "gain"] == pytest.approx(0.15)
+    assert out.loc["jsq", "gain_min"] == pytest.approx(-0.2)
+    assert "bernoulli" not in out.index
+
+
+def test_fig_job_sizes_draws_every_policy_panel():
+    import pandas as pd
+
+    from queue_routing.multiskill.figures import fig_job_sizes
+
+    rows = []
+    for sample, n in (("table1", 1), ("random", 3)):
+        for spec, law, scv in (("deterministic", "deterministic", 0.0),
+                               ("lognormal:16", "lognormal", 16.0)):  # fmt: skip
+            for policy in ("jsq", "pi"):
+                rows.append(
+                    {"sample": sample, "job_sizes": spec, "law": law, "scv": scv,
+                     "policy": policy, "instances": n, "gain": 0.2, "gain_ci95": 0.01,
+                     "gain_min": 0.1, "gain_max": 0.3, "replications": 10, "horizon": 100.0,
+                     "warmup": 10.0}
+                )  # fmt: skip
+    fig, caption = fig_job_sizes(pd.DataFrame(rows))
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
+    assert caption.startswith("Ours") and "3 random instances" in caption
