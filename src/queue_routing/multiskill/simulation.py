@@ -440,7 +440,9 @@ def simulate_replications(
     exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
     study can be split into blocks of replications run by separate jobs
     (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
-    :func:`simulate`; no statistics are computed (a block may hold one replication).
+    :func:`simulate`; no statistics are computed (a block may hold one replication). With a
+    non-exponential ``job_sizes`` the block comes from
+    :func:`~.general.simulate_general_replications` (a :class:`~.general.GeneralBlock`).
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> whole = simulate(inst, "jsq", horizon=50.0, replications=4, seed=3)
