@@ -96,6 +96,7 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         start=args.start,
         progress=progress,
+        job_sizes=args.job_sizes,
     ).to_dict()
 
 
@@ -114,6 +115,7 @@ def _multiskill_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         keys=("cli",),
         progress=progress,
+        job_sizes=args.job_sizes,
     ).to_dict()
 
 
@@ -219,6 +221,30 @@ def _policy_list(known: Sequence[str]):
         return names
 
     return parse
+
+
+def _job_sizes(text: str):
+    """An argparse type: a job-size law of mean 1 (``multiskill.sizes.job_sizes``)."""
+    from .multiskill.sizes import JobSizeError, job_sizes
+
+    try:
+        return job_sizes(text)
+    except JobSizeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("job sizes: ")) from None
+
+
+def _add_job_sizes(sub: argparse.ArgumentParser) -> None:
+    from .multiskill.sizes import SPEC_HELP
+
+    sub.add_argument(
+        "--job-sizes",
+        type=_job_sizes,
+        default="exponential",
+        metavar="LAW",
+        help=f"job-size law of mean 1 (work units): {SPEC_HELP}; SCV = squared coefficient "
+        "of variation; exponential uses the uniformised chain, the others the event-driven "
+        "simulator",
+    )
 
 
 def _nonnegative_time(text: str) -> float:
@@ -359,6 +385,7 @@ def _build_parser() -> argparse.ArgumentParser:
         default="bernoulli",
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
+    _add_job_sizes(sim)
     sim.set_defaults(func=_multiskill_simulate)
 
     cp = command(
@@ -395,6 +422,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
     )
+    _add_job_sizes(cp)
     cp.set_defaults(func=_multiskill_compare_policies)
 
     dl = parts.add_parser("deadlines", help="Part B: soft real-time jobs on multiclusters")

@@ -132,6 +132,24 @@ def ms_compare_seconds(wildcards):
     return cost.multiskill_compare_seconds(_MS["instances_per_size"], n)
 
 
+#: Wall time per simulated event of the job-size study (s; measured on the development
+#: machine at ~1.1e-7 for the event-driven simulator on Table 1, rounded up).
+_MS_JS_SECONDS_PER_EVENT = 1.5e-7
+
+
+def ms_job_sizes_seconds(wildcards):
+    """Predicted time (s) of one sample's job-size study: events = 2 sum(eta) per unit time."""
+    js = _MS["job_sizes"]
+    if wildcards.sample == "table1":
+        rate, horizon, count = 2 * 117.0, js["table1_horizon"], 1
+    else:
+        rate = 2 * 10.5 * js["random_n_classes"]
+        horizon, count = js["random_horizon"], js["random_instances"]
+    simulated = len(set(js["policies"]) | {"bernoulli"})
+    events = rate * (horizon + js["warmup"]) * count * simulated * js["replications"]
+    return len(js["laws"]) * events * _MS_JS_SECONDS_PER_EVENT
+
+
 # -- Part B --------------------------------------------------------------------------------
 _DL = config["deadlines"]
 _DL_LARGE = _DL["large"]

@@ -7,10 +7,14 @@ MS_SIZES = list(
 )
 MS_UPDATES = MS["fixed_point"]["update_rules"]
 MS_SIM = MS["simulation"]
+MS_JS = MS["job_sizes"]
+#: Samples of the job-size study: Table 1, and the random instances unless none are asked.
+MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
 
 
 wildcard_constraints:
     n_classes=r"\d+",
+    sample=r"table1|random",
     update_rule=r"jacobi|single",
 
 
@@ -31,6 +35,8 @@ localrules:
     multiskill_simulation_table,
     multiskill_fig8,
     multiskill_fig9,
+    multiskill_job_sizes_table,
+    multiskill_fig_job_sizes,
     multiskill_all,
 
 
@@ -460,6 +466,84 @@ rule multiskill_fig9:
         "../scripts/multiskill_figures.py"
 
 
+rule multiskill_job_sizes:
+    input:
+        # the random instances of Fig. 7's generator (Table 1 needs no input)
+        instances=lambda wildcards: (
+            []
+            if wildcards.sample == "table1"
+            else expand(
+                rules.multiskill_instances.output.instances,
+                n_classes=MS_JS["random_n_classes"],
+            )
+        ),
+    output:
+        rows="results/multiskill/multiskill_job_sizes/{sample}/policies.csv",
+        differences="results/multiskill/multiskill_job_sizes/{sample}/differences.csv",
+    log:
+        "logs/multiskill/multiskill_job_sizes/{sample}.log",
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources(ms_job_sizes_seconds),
+    params:
+        seed=config["seed"],
+        laws=MS_JS["laws"],
+        policies=MS_JS["policies"],
+        replications=MS_JS["replications"],
+        warmup=MS_JS["warmup"],
+        horizon=lambda wildcards: MS_JS[f"{wildcards.sample}_horizon"],
+        random_instances=lambda wildcards: (
+            0 if wildcards.sample == "table1" else MS_JS["random_instances"]
+        ),
+    message:
+        "Part A: routing policies under general job sizes, {wildcards.sample} ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/multiskill_job_sizes.py"
+
+
+rule multiskill_job_sizes_table:
+    input:
+        rows=expand(rules.multiskill_job_sizes.output.rows, sample=MS_JS_SAMPLES),
+        differences=expand(
+            rules.multiskill_job_sizes.output.differences, sample=MS_JS_SAMPLES
+        ),
+    output:
+        rows="results/multiskill/multiskill_job_sizes_table/policies.csv",
+        differences="results/multiskill/multiskill_job_sizes_table/differences.csv",
+        summary=report_table(
+            "results/multiskill/multiskill_job_sizes_table/summary.csv",
+            "multiskill_job_sizes_table",
+            "routing policies vs job-size variability",
+        ),
+        markdown="results/multiskill/multiskill_job_sizes_table/summary.md",
+    log:
+        "logs/multiskill/multiskill_job_sizes_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: gains over optimal Bernoulli routing against the job-size SCV"
+    script:
+        "../scripts/multiskill_job_sizes_table.py"
+
+
+rule multiskill_fig_job_sizes:
+    input:
+        summary=rules.multiskill_job_sizes_table.output.summary,
+    output:
+        **figure("multiskill_job_sizes"),
+    log:
+        "logs/multiskill/multiskill_fig_job_sizes.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: gains over optimal Bernoulli routing against the job-size SCV (figure)"
+    script:
+        "../scripts/multiskill_job_sizes_figure.py"
+
+
 rule multiskill_all:
     input:
         rules.multiskill_iteration_table.output,
@@ -475,3 +559,5 @@ rule multiskill_all:
         rules.multiskill_simulation_table.output,
         rules.multiskill_fig8.output,
         rules.multiskill_fig9.output,
+        rules.multiskill_job_sizes_table.output,
+        rules.multiskill_fig_job_sizes.output,

@@ -22,11 +22,15 @@ from .result import Solution
 from .simulation import simulate_policies
 
 __all__ = [
+    "JOB_SIZES_TAG",
     "NOT_SEPARATED",
     "REPLICATION_COLUMNS",
     "TABLE1_TAG",
     "comparison_summary",
     "iteration_statistics",
+    "job_sizes_markdown",
+    "job_sizes_rows",
+    "job_sizes_summary",
     "policy_comparison_from_costs",
     "policy_comparison_rows",
     "policy_replication_costs",
@@ -731,3 +735,197 @@ def verdict_summary(rows: pd.DataFrame, by: Sequence[str] = ("n_classes",)) -> p
     counts.columns.name = None
     counts.insert(0, "instances", counts.sum(axis=1))
     return counts.reset_index()
+
+
+# -- general job sizes (ours, beyond the paper) --------------------------------------------
+#: The stream tag of the job-size study (keys ``(JOB_SIZES_TAG, sample, C, index)``).
+JOB_SIZES_TAG = "job-sizes"
+#: Columns of :func:`job_sizes_summary`.
+JOB_SIZES_SUMMARY_COLUMNS = [
+    "sample", "job_sizes", "law", "scv", "policy", "instances", "gain", "gain_ci95",
+    "gain_min", "gain_max", "gain_ci95_max", "better", "worse", "not_separated",
+    "separated_best", "replications", "horizon", "warmup",
+]  # fmt: skip
+
+
+def job_sizes_rows(
+    instances: Iterable[tuple[int, Instance]],
+    *,
+    laws: Sequence[str],
+    policies: Sequence[str],
+    horizon: float,
+    warmup: float,
+    replications: int,
+    seed: int,
+    sample: str,
+    alpha: float = 0.05,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`policy_comparison_rows` under every job-size law of ``laws``: ``(rows, diffs)``.
+
+    For each law (a spec of :func:`~.sizes.job_sizes`, mean 1) and instance, one
+    :func:`~.policy_comparison.compare_policies` run with ``job_sizes=law`` (the uniformised
+    simulator for ``exponential``, the event-driven one otherwise;
+    ``docs/multiskill.md#general-job-sizes``) on the streams keyed by ``(seed,
+    JOB_SIZES_TAG, sample, C, index)``: common random numbers across the policies of one law
+    (and the same arrival stream under every law; the law is not a key). Every replication
+    starts from the stationary law of optimal Bernoulli routing, whose simulated cost is the
+    control variate of every ratio (``B`` does not depend on the law: PS is insensitive).
+
+    The tables have the columns of :func:`policy_comparison_rows` and, first, ``sample``,
+    ``job_sizes`` (the spec), ``law`` (its kind) and ``scv`` (its squared coefficient of
+    variation, dimensionless).
+    """
+    from .policy_comparison import compare_policies
+    from .sizes import job_sizes
+
+    rows, diffs = [], []
+    instances = list(instances)
+    parsed = [job_sizes(law) for law in laws]
+    simulated = len(policies) + ("bernoulli" not in policies)
+    progress = Progress(
+        len(parsed) * len(instances) * simulated * int(replications),
+        f"{sample} job sizes",
+        logger=log,
+    )
+    for law in parsed:
+        extra = {"sample": sample, "job_sizes": law.spec, "law": law.kind, "scv": law.scv}
+        for index, inst in instances:
+            res = compare_policies(
+                inst,
+                policies,
+                horizon=horizon,
+                warmup=warmup,
+                replications=replications,
+                seed=seed,
+                keys=(JOB_SIZES_TAG, sample, inst.n_classes, index),
+                alpha=alpha,
+                progress=progress,
+                job_sizes=law,
+            )
+            _comparison_rows(res, inst, index, solve_exact(inst), extra, alpha, rows, diffs)
+    return pd.DataFrame(rows), pd.DataFrame(diffs)
+
+
+def _verdict_vs_bernoulli(diffs: pd.DataFrame) -> pd.DataFrame:
+    """Per (sample, job_sizes, instance, policy): the Holm verdict of the policy against
+    Bernoulli routing, ``"better"``, ``"worse"`` or :data:`NOT_SEPARATED`."""
+    keys = ["sample", "job_sizes", "instance"]
+    out = []
+    for _, d in diffs.iterrows():
+        a, b = d["policy_a"], d["policy_b"]
+        if "bernoulli" not in (a, b) or a == b:
+            continue
+        policy = b if a == "bernoulli" else a
+        if d["verdict"] == f"{policy} < bernoulli":
+            v = "better"
+        elif d["verdict"] == f"bernoulli < {policy}":
+            v = "worse"
+        else:
+            v = NOT_SEPARATED
+        out.append({**{k: d[k] for k in keys}, "policy": policy, "vs_bernoulli": v})
+    return pd.DataFrame(out, columns=[*keys, "policy", "vs_bernoulli"])
+
+
+def job_sizes_summary(rows: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
+    """Per (sample, law, policy other than Bernoulli) of :func:`job_sizes_rows`: the gain
+    over optimal Bernoulli routing, ``gain = 1 - ratio`` (fraction of the exact Bernoulli
+    cost saved; negative: costlier), with
+
+    * ``gain`` and ``gain_ci95``: the median gain over the instances and the median 95%
+      half-width (on one instance, e.g. Table 1: its gain and interval);
+    * ``gain_min``, ``gain_max``, ``gain_ci95_max``: the range and the widest half-width;
+    * ``better`` / ``worse`` / ``not_separated``: instances on which the policy is
+      Holm-separated below / above Bernoulli routing, or neither (the pairwise verdicts of
+      :func:`policy_comparison_rows`, family-wise level ``alpha`` over all pairs);
+    * ``separated_best``: instances on which it is the Holm-separated best of all policies.
+    """
+    verdicts = _verdict_vs_bernoulli(diffs)
+    r = rows[rows["policy"] != "bernoulli"].merge(
+        verdicts, on=["sample", "job_sizes", "instance", "policy"], how="left"
+    )
+    r = r.assign(_gain=1.0 - r["ratio"], _best=r["best"] == r["policy"])
+    by = ["sample", "job_sizes", "law", "scv", "policy"]
+    g = r.groupby(by, sort=False)
+    out = pd.DataFrame(
+        {
+            "instances": g.size(),
+            "gain": g["_gain"].median(),
+            "gain_ci95": g["ratio_ci95"].median(),
+            "gain_min": g["_gain"].min(),
+            "gain_max": g["_gain"].max(),
+            "gain_ci95_max": g["ratio_ci95"].max(),
+            "better": g["vs_bernoulli"].apply(lambda s: int((s == "better").sum())),
+            "worse": g["vs_bernoulli"].apply(lambda s: int((s == "worse").sum())),
+            "not_separated": g["vs_bernoulli"].apply(lambda s: int((s == NOT_SEPARATED).sum())),
+            "separated_best": g["_best"].sum().astype(int),
+            "replications": g["replications"].first(),
+            "horizon": g["horizon"].first(),
+            "warmup": g["warmup"].first(),
+        }
+    ).reset_index()
+    return out[JOB_SIZES_SUMMARY_COLUMNS]
+
+
+_VERDICT_MARK = {"better": "<", "worse": ">"}
+
+
+def job_sizes_markdown(summary: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """The Markdown page of the job-size study: per sample, a table of the gains over optimal
+    Bernoulli routing (percent of the exact Bernoulli cost, ± the 95% half-width on Table 1;
+    median [min, max] over the instances otherwise), a column per job-size law, and the
+    Holm-separated best policy per law."""
+    parts = [
+        "# Routing policies under general job sizes (ours)\n\n"
+        "Gain over optimal Bernoulli routing, `1 - cost / B` in percent of the exact optimal "
+        "Bernoulli cost `B` (insensitive to the size law), by paired control-variate "
+        "estimates (common random numbers across the policies of one law; each replication "
+        "starts in the stationary law of optimal Bernoulli routing). Job sizes have mean 1; "
+        "SCV = squared coefficient of variation. `(<)`: Holm-separated below Bernoulli "
+        "(better), `(>)`: above (worse), no mark: not separated; family-wise level 0.05 over "
+        "all pairs of policies of one instance and law.\n"
+    ]
+    laws = list(dict.fromkeys(summary["job_sizes"]))
+    for sample, sel in summary.groupby("sample", sort=False):
+        first = sel.iloc[0]
+        n = int(first["instances"])
+        budget = (
+            f"{int(first['replications'])} paired replications of {first['horizon']:g} time "
+            f"units after a warm-up of {first['warmup']:g}"
+        )
+        title = "Table 1" if sample == "table1" else f"{n} random instances"
+        parts.append(f"\n## {title} ({budget})\n\n")
+        header = ["policy", *[f"{law} (SCV {sel[sel['job_sizes'] == law]['scv'].iloc[0]:g})"
+                              for law in laws if law in set(sel["job_sizes"])]]  # fmt: skip
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for policy, grp in sel.groupby("policy", sort=False):
+            cells = [policy]
+            for law in laws:
+                r = grp[grp["job_sizes"] == law]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                if n == 1:
+                    mark = next((f" ({m})" for v, m in _VERDICT_MARK.items() if r[v]), "")
+                    cells.append(f"{100 * r['gain']:+.1f} ± {100 * r['gain_ci95']:.1f}{mark}")
+                else:
+                    cells.append(
+                        f"{100 * r['gain']:+.1f} [{100 * r['gain_min']:+.1f}, "
+                        f"{100 * r['gain_max']:+.1f}] {int(r['better'])}<, {int(r['worse'])}>"
+                    )
+            lines.append("| " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines) + "\n")
+        if n > 1:
+            parts.append(
+                f"\nMedian [min, max] gain over the {n} instances; `k<`, `k>`: instances on "
+                "which the policy is Holm-separated below / above Bernoulli routing.\n"
+            )
+        best = rows[(rows["sample"] == sample)].drop_duplicates(["job_sizes", "instance"])
+        counts = best.groupby("job_sizes", sort=False)["best"].agg(
+            lambda b: ", ".join(f"{k} {v}" for k, v in b.value_counts().items())
+        )
+        parts.append(
+            "\nHolm-separated best policy (instances): "
+            + "; ".join(f"{law}: {counts[law]}" for law in laws if law in counts)
+            + "\n"
+        )
+    return "".join(parts)

@@ -30,7 +30,14 @@ from ..paired import (
 )
 from .exact import solve_exact
 from .model import Instance
-from .simulation import POLICIES, SimulationResult, _check_args, simulate_policies
+from .simulation import (
+    POLICIES,
+    SimulationResult,
+    _check_args,
+    _general_sizes,
+    simulate,
+    simulate_policies,
+)
 
 __all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies", "paired_comparison"]
 
@@ -131,6 +138,7 @@ def compare_policies(
     control_variate: bool = True,
     alpha: float = 0.05,
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
@@ -169,6 +177,13 @@ def compare_policies(
         Family-wise level of the Holm correction behind ``best``.
     progress:
         Called after each replication of each policy (``None`` for silence).
+    job_sizes:
+        Job-size law of mean 1 (``None``/``"exponential"``: the uniformised simulator; any
+        other law of :mod:`.sizes`: the event-driven :func:`~.general.simulate_general`).
+        The start is stationary for optimal Bernoulli routing under every law (geometric
+        counts, equilibrium residual works), and by the insensitivity of processor sharing
+        ``B`` is the same, so the control variate applies unchanged
+        (``docs/multiskill.md#general-job-sizes``).
 
     Examples
     --------
@@ -192,21 +207,35 @@ def compare_policies(
         )
     exact = float(solve_exact(instance).cost)
     simulated = (BASELINE, *[p for p in policies if p != BASELINE])
-    if warmup is None:
-        warmup = 0.1 * horizon
-    _check_args(instance, BASELINE, horizon, warmup, replications, seed)
-    t0 = time.perf_counter()
-    blocks = simulate_policies(
-        instance, simulated, range(replications), horizon=horizon, warmup=warmup,
-        seed=seed, keys=keys, start="bernoulli", progress=progress,
-    )  # fmt: skip
-    wall = time.perf_counter() - t0  # of the lockstep run of every policy
-    sims: dict[str, SimulationResult] = {
-        policy: SimulationResult.from_block(
-            block, horizon=horizon, warmup=warmup, seed=seed, keys=keys, wall_seconds=wall
-        )
-        for policy, block in blocks.items()
-    }
+    sims: dict[str, SimulationResult] = {}
+    if _general_sizes(job_sizes):  # event by event, one policy at a time
+        for policy in simulated:
+            sims[policy] = simulate(
+                instance,
+                policy,
+                horizon=horizon,
+                warmup=warmup,
+                replications=replications,
+                seed=seed,
+                keys=keys,
+                start="bernoulli",
+                progress=progress,
+                job_sizes=job_sizes,
+            )
+    else:  # the uniformised chain, every policy in one lockstep pass
+        if warmup is None:
+            warmup = 0.1 * horizon
+        _check_args(instance, BASELINE, horizon, warmup, replications, seed)
+        t0 = time.perf_counter()
+        blocks = simulate_policies(
+            instance, simulated, range(replications), horizon=horizon, warmup=warmup,
+            seed=seed, keys=keys, start="bernoulli", progress=progress,
+        )  # fmt: skip
+        wall = time.perf_counter() - t0  # of the lockstep run of every policy
+        for policy, block in blocks.items():
+            sims[policy] = SimulationResult.from_block(
+                block, horizon=horizon, warmup=warmup, seed=seed, keys=keys, wall_seconds=wall
+            )
     first = sims[BASELINE]
     return paired_comparison(
         exact,

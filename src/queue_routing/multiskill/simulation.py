@@ -393,6 +393,16 @@ class SimulationResult(Replicated):
 _half_width = t_half_width  # 95% t half-width over replications (axis 0)
 
 
+def _general_sizes(job_sizes: Any) -> bool:
+    """Whether ``job_sizes`` (``None``, a spec string or a ``JobSizes``) needs the general
+    simulator: any law but the exponential (validated here: a bad spec raises)."""
+    if job_sizes is None:
+        return False
+    from .sizes import job_sizes as parse
+
+    return not parse(job_sizes).is_exponential
+
+
 def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
@@ -468,6 +478,7 @@ def simulate_replications(
     keys: tuple = (),
     start: str = "empty",
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> ReplicationBlock:
     """The replications with the given indices of :func:`simulate` (any non-empty set).
 
@@ -476,7 +487,9 @@ def simulate_replications(
     study can be split into blocks of replications run by separate jobs
     (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
     :func:`simulate`; no statistics are computed (a block may hold one replication).
-    :func:`simulate_policies` runs several policies on the same streams at once.
+    :func:`simulate_policies` runs several policies on the same streams at once. With a
+    non-exponential ``job_sizes`` the block comes from
+    :func:`~.general.simulate_general_replications` (a :class:`~.general.GeneralBlock`).
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> whole = simulate(inst, "jsq", horizon=50.0, replications=4, seed=3)
@@ -484,6 +497,13 @@ def simulate_replications(
     >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
     True
     """
+    if _general_sizes(job_sizes):  # docs/multiskill.md#general-job-sizes
+        from .general import simulate_general_replications
+
+        return simulate_general_replications(
+            instance, policy, replications, job_sizes=job_sizes, horizon=horizon,
+            warmup=warmup, seed=seed, keys=keys, start=start, progress=progress,
+        )  # fmt: skip
     _check_policy(policy)
     blocks = simulate_policies(
         instance, [policy], replications, horizon=horizon, warmup=warmup, seed=seed,
@@ -578,6 +598,7 @@ def simulate(
     keys: tuple = (),
     start: str = "empty",
     progress: Callable[[], Any] | None = None,
+    job_sizes: Any = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
 
@@ -630,6 +651,13 @@ def simulate(
         initialisation bias for that policy; a congested start for the dynamic policies, whose
         cost it can only bias upwards, i.e. against them, when the warm-up is short).
 
+    job_sizes:
+        The job-size law (mean 1): ``None`` or ``"exponential"`` for the uniformised chain
+        above; any other law of :mod:`.sizes` (``"deterministic"``, ``"erlang:K"``,
+        ``"hyperexponential:SCV"``, ``"lognormal:SCV"`` or a :class:`~.sizes.JobSizes`) is
+        simulated event by event by :func:`~.general.simulate_general`, which returns a
+        :class:`~.general.GeneralSimulationResult` (``docs/multiskill.md#general-job-sizes``).
+
     Raises
     ------
     ValueError
@@ -649,6 +677,13 @@ def simulate(
     >>> bool(res.standard_error < res.ci95)  # ci95 = t_{0.975, 4} * standard_error
     True
     """
+    if _general_sizes(job_sizes):  # docs/multiskill.md#general-job-sizes
+        from .general import simulate_general
+
+        return simulate_general(
+            instance, policy, job_sizes=job_sizes, horizon=horizon, warmup=warmup,
+            replications=replications, seed=seed, keys=keys, start=start, progress=progress,
+        )  # fmt: skip
     warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
     t0 = time.perf_counter()
     block = simulate_replications(

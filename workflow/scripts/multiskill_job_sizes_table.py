@@ -1,0 +1,22 @@
+"""The job-size study's tables: every sample's rows and differences, and the gains summary
+as CSV and Markdown (thin adapter)."""
+
+import pandas as pd
+
+from queue_routing.io import atomic_path, write_table
+from queue_routing.multiskill.experiments import job_sizes_markdown, job_sizes_summary
+from queue_routing.pipeline import run_script
+
+
+def main(snakemake):
+    rows = pd.concat([pd.read_csv(p) for p in snakemake.input.rows], ignore_index=True)
+    diffs = pd.concat([pd.read_csv(p) for p in snakemake.input.differences], ignore_index=True)
+    write_table(rows, snakemake.output.rows)
+    write_table(diffs, snakemake.output.differences)
+    summary = job_sizes_summary(rows, diffs)
+    write_table(summary, snakemake.output.summary)
+    with atomic_path(snakemake.output.markdown) as tmp:
+        tmp.write_text(job_sizes_markdown(summary, rows))
+
+
+run_script(snakemake, main)  # noqa: F821
