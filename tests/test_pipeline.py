@@ -32,6 +32,10 @@ MULTISKILL_TABLES = [
     "results/multiskill/multiskill_simulation_table/summary.md",
     "results/multiskill/multiskill_simulation_table/load_sweep.csv",
     "results/multiskill/multiskill_simulation_table/table1.md",
+    "results/multiskill/multiskill_job_sizes_table/policies.csv",
+    "results/multiskill/multiskill_job_sizes_table/differences.csv",
+    "results/multiskill/multiskill_job_sizes_table/summary.csv",
+    "results/multiskill/multiskill_job_sizes_table/summary.md",
 ]
 SERVERPOOLS_TABLES = [
     "results/serverpools/serverpools_search_summary/summary.csv",
@@ -101,6 +105,7 @@ MULTISKILL_FIGURES = [
     "multiskill_fig7_iterations_single",
     "multiskill_fig8_policies_vs_size",
     "multiskill_fig9_policies_vs_load",
+    "multiskill_job_sizes",
 ]
 
 
