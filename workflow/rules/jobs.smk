@@ -195,7 +195,10 @@ _SP_SEARCH = _SP["search"]
 #: queue_routing.serverpools.experiments.search_sizes; a chunk's items index it).
 _SP_LARGEST = (_SP_SEARCH["max_classes"], _SP_SEARCH["max_pools"])
 _SP_N_SIZES = _SP_LARGEST[0] * _SP_LARGEST[1]
-SP_SEARCH_THREADS = 2
+#: One process per search job: a job of two threads waits until both cores are free, which
+#: on a 2-core machine is the end of the run (measured: it always ran last, priority
+#: notwithstanding); a larger search is cut into more chunks instead.
+SP_SEARCH_THREADS = 1
 #: Total arrival rate sum(lambda) of each example per unit r (its events per unit time are
 #: about 2 r sum(lambda), queue_routing.resources.serverpools_events).
 _SP_ARRIVAL_RATE = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES
