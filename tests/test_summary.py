@@ -49,6 +49,8 @@ PARAMETERS = [
     # Part A's median ratio half-width of the previous pipeline (independent streams, plain
     # means), the "before" of the budget comparison: not computable from the current tables
     "pairs was 0.0081",
+    # the hyperexponential law of SCV 16 (balanced means): a property of the law, not a result
+    "3% of its jobs are long, mean 16.5",
 ]
 
 #: Numbers that need a marker: thousands-separated, decimal, percentage.
@@ -270,6 +272,20 @@ def _load_sweep():
     )
 
 
+def _job_sizes():
+    """Table 1 under two laws, and two random instances under one (hand-made numbers)."""
+    cols = ["sample", "job_sizes", "policy", "instances", "gain", "gain_ci95", "gain_ci95_max",
+            "better", "separated_best"]  # fmt: skip
+    rows = [
+        ("table1", "deterministic", "pi", 1, 0.27486, 0.00145, 0.00145, 1, 1),
+        ("table1", "deterministic", "jsq", 1, -0.32943, 0.00399, 0.00399, 0, 0),
+        ("table1", "lognormal:16", "pi", 1, 0.26512, 0.00813, 0.00813, 1, 1),
+        ("random", "lognormal:16", "pi", 2, 0.18690, 0.00989, 0.10884, 2, 1),
+        ("random", "lognormal:16", "io", 2, 0.17869, 0.00969, 0.09278, 2, 0),
+    ]
+    return pd.DataFrame(rows, columns=cols)
+
+
 def _multiskill_tables():
     return {
         "table1": _table1(),
@@ -277,7 +293,24 @@ def _multiskill_tables():
         "iterations": _iterations(),
         "simulation": _simulation(),
         "load_sweep": _load_sweep(),
+        "job_sizes": _job_sizes(),
     }
+
+
+def test_multiskill_summary_job_sizes():
+    v = summary.multiskill_summary(_multiskill_tables())
+    t = "A.job_sizes.table1"
+    assert (v[f"{t}.deterministic.pi"], v[f"{t}.deterministic.pi.ci95"]) == ("27.5", "0.1")
+    assert v[f"{t}.deterministic.jsq"] == "−32.9"  # U+2212, as the README writes it
+    assert v[f"{t}.lognormal_16.pi"] == "26.5"
+    r = "A.job_sizes.random"
+    assert v[f"{r}.instances"] == "2"
+    assert (v[f"{r}.lognormal_16.pi.median"], v[f"{r}.lognormal_16.pi.ci95_max"]) == (
+        "18.7",
+        "10.9",
+    )
+    assert v[f"{r}.lognormal_16.pi.better"] == "2"
+    assert v[f"{r}.lognormal_16.not_separated"] == "1"  # 2 instances, one separated best
 
 
 def test_multiskill_summary_table1_and_fig6():

@@ -61,6 +61,7 @@ TABLES: dict[str, dict[str, str]] = {
         "iterations": "Algorithm 1's statistics per C (multiskill_iteration_table)",
         "simulation": "policy simulations, random instances (multiskill_simulation_table)",
         "load_sweep": "policy simulations, Table 1 at s·η (multiskill_simulation_table)",
+        "job_sizes": "policies under general job sizes (multiskill_job_sizes_table)",
     },
     "B": {
         "gap": "mean / max gap to the optimum per sweep (deadlines_gap_table)",
@@ -391,6 +392,45 @@ def _multiskill_load_sweep(rows: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def _multiskill_job_sizes(rows: pd.DataFrame) -> dict[str, str]:
+    """Policies under general job sizes (summary.csv of multiskill_job_sizes_table): gains
+    ``1 - cost/B`` in % of the exact optimal Bernoulli cost B, by law (``<law>`` the spec with
+    ``:`` as ``_``, e.g. ``hyperexponential_16``).
+
+    * ``A.job_sizes.table1.<law>.<policy>`` and ``.ci95``: Table 1's gain and its 95%
+      half-width (one decimal, as the study's table);
+    * ``A.job_sizes.random.instances``; per law and policy ``A.job_sizes.random.<law>.<policy>``
+      ``.median`` (median gain over the instances), ``.ci95_max`` (the widest half-width),
+      ``.better`` (instances where it is Holm-separated below Bernoulli) and
+      ``.separated_best``; per law ``A.job_sizes.random.<law>.not_separated`` (instances with
+      no separated best).
+    """
+    _require(
+        rows,
+        ["sample", "job_sizes", "policy", "instances", "gain", "gain_ci95", "gain_ci95_max",
+         "better", "separated_best"],
+        "job_sizes",
+    )  # fmt: skip
+    out = {}
+    for row in rows[rows["sample"] == "table1"].itertuples():
+        p = f"A.job_sizes.table1.{_slug(row.job_sizes)}.{row.policy}"
+        out[p] = fixed(100.0 * row.gain, 1)  # the decimals of the study's own table
+        out[f"{p}.ci95"] = fixed(100.0 * row.gain_ci95, 1)
+    random = rows[rows["sample"] == "random"]
+    if len(random):
+        out["A.job_sizes.random.instances"] = integer(random["instances"].max())
+    for law, g in random.groupby("job_sizes", sort=False):
+        p = f"A.job_sizes.random.{_slug(law)}"
+        for row in g.itertuples():
+            q = f"{p}.{row.policy}"
+            out[f"{q}.median"] = fixed(100.0 * row.gain, 1)
+            out[f"{q}.ci95_max"] = fixed(100.0 * row.gain_ci95_max, 1)
+            out[f"{q}.better"] = integer(row.better)
+            out[f"{q}.separated_best"] = integer(row.separated_best)
+        out[f"{p}.not_separated"] = integer(g["instances"].max() - g["separated_best"].sum())
+    return out
+
+
 def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     """Part A's README numbers from its tables (names and files in :data:`TABLES` ``["A"]``).
 
@@ -404,7 +444,9 @@ def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     * ``A.simulation.*`` (``policies.csv``): see :func:`_multiskill_simulation`; relative
       costs are ratios (dimensionless), savings and coverage in %;
     * ``A.load_sweep.<policy>.s<s>.*`` (``load_sweep.csv``): see
-      :func:`_multiskill_load_sweep`.
+      :func:`_multiskill_load_sweep`;
+    * ``A.job_sizes.*`` (``multiskill_job_sizes_table/summary.csv``): see
+      :func:`_multiskill_job_sizes`.
 
     >>> solutions = pd.DataFrame({
     ...     "solver": ["exact"] * 3 + ["fixed-point single (paper rounding)"] * 3,
@@ -425,6 +467,7 @@ def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
         **_multiskill_iterations(tables["iterations"]),
         **_multiskill_simulation(tables["simulation"]),
         **_multiskill_load_sweep(tables["load_sweep"]),
+        **_multiskill_job_sizes(tables["job_sizes"]),
     }
 
 
