@@ -7,6 +7,9 @@ MS_SIZES = list(
 )
 MS_UPDATES = MS["fixed_point"]["update_rules"]
 MS_SIM = MS["simulation"]
+# Files of user policies (path/to/file.py:name) in the policy list: inputs of the
+# simulations, so editing one reruns them (README, "Your own policy").
+MS_POLICY_FILES = sorted({p.rpartition(":")[0] for p in MS_SIM["policies"] if ":" in p})
 
 
 wildcard_constraints:
@@ -338,6 +341,7 @@ rule multiskill_fig7:
 rule multiskill_simulate:
     input:
         instances=rules.multiskill_instances.output.instances,
+        policy_files=MS_POLICY_FILES,
     output:
         costs="results/multiskill/multiskill_simulate/C{n_classes}/{chunk}.csv",
     log:
@@ -362,6 +366,8 @@ rule multiskill_simulate:
 
 
 rule multiskill_simulate_table1:
+    input:
+        policy_files=MS_POLICY_FILES,
     output:
         costs="results/multiskill/multiskill_simulate_table1/{chunk}.csv",
     log:

@@ -20,8 +20,13 @@ arriving class-``i`` job is routed to its dedicated server ``i`` or to server 0:
                ``j`` under optimal Bernoulli routing.
 
 Every index policy sends the job to ``argmin_{j in {i, 0}} w_j (x_j + 1)`` with a per-server
-weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding cost rate is
-``sum_j c_j x_j`` (cost per unit time).
+weight ``w`` (:func:`policy_weights`), ties to the dedicated server. A **user policy**
+(:mod:`queue_routing.user_policy`, ``docs/README.md#your-own-policy``) gives the index as a
+function ``index(j, x_j, instance)`` of the server and the jobs the arrival finds there,
+tabulated once for ``x_j = 0..table_size``: the job goes to server ``i`` iff ``index(i, x_i)
+<= index(0, x_0)``; an arrival that finds a compared server beyond the table is counted
+(``table_bound``, :class:`TableBoundWarning`), the server then counting as ``+inf``. The
+holding cost rate is ``sum_j c_j x_j`` (cost per unit time).
 
 Random numbers (``docs/README.md#random-numbers``, ``docs/multiskill.md#common-random-numbers``):
 replication ``r`` draws from the named streams of :func:`replication_states`, keyed by the root
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +51,7 @@ from ..checks import nonnegative_int, replication_count, time_length
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name, resolve_policy
 from .exact import solve_exact
 from .model import Instance
 
@@ -53,6 +60,7 @@ __all__ = [
     "POLICY_DESCRIPTIONS",
     "ReplicationBlock",
     "SimulationResult",
+    "TableBoundWarning",
     "alias_table",
     "arrival_rates",
     "bernoulli_probabilities",
@@ -79,11 +87,24 @@ POLICY_DESCRIPTIONS = {
 _MAX_STEPS = 2**62
 
 
+class TableBoundWarning(UserWarning):
+    """A simulation of a user policy in which some arrivals found a server beyond the index
+    table (``x_j > table_size``): those decisions are the truncated table's (the server
+    counted as ``+inf``), not the policy's; raise ``table_size``."""
+
+
 # -- policy parameters ---------------------------------------------------------------------
 def _check_policy(policy: str) -> str:
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
     return policy
+
+
+def _resolve(policy: Any) -> str | UserPolicy:
+    """A built-in name of :data:`POLICIES` or a :class:`~queue_routing.user_policy.UserPolicy`
+    (from ``"path.py:name"``, a callable or a ``UserPolicy``;
+    :func:`~queue_routing.user_policy.resolve_policy`)."""
+    return resolve_policy(policy, POLICIES)
 
 
 def bernoulli_probabilities(instance: Instance) -> np.ndarray:
@@ -143,12 +164,42 @@ def policy_weights(instance: Instance, policy: str) -> np.ndarray:
     return np.ascontiguousarray(w, dtype=float)
 
 
-def _policy_arrays(instance: Instance, policy: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(mode, probabilities, weights)`` for the kernel: mode 0 = Bernoulli, 1 = index."""
-    _check_policy(policy)
+def _policy_arrays(
+    instance: Instance, policy: Any, table_size: int = DEFAULT_TABLE_SIZE
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(mode, probabilities, weights)`` for the kernels, the one translation of a policy.
+
+    * mode 0, Bernoulli: ``probabilities`` the ``p_i`` (shape ``(C,)``), ``weights`` unused;
+    * mode 1, a built-in index policy: ``weights`` the ``w_j`` of :func:`policy_weights`
+      (shape ``(C + 1,)``), the rule ``w_i (x_i + 1) <= w_0 (x_0 + 1)``;
+    * mode 2, a user policy (:mod:`queue_routing.user_policy`): ``weights`` the index table
+      ``table[j, x]``, ``x = 0..table_size``, flattened row by row (shape ``((C + 1)
+      (table_size + 1),)``; :func:`table_index` reads it), the rule ``table[i, x_i] <=
+      table[0, x_0]`` with ``+inf`` beyond the table.
+
+    The three modes have the same argument types, so a kernel takes any policy through the
+    same signature. ``table_size`` matters for mode 2 only.
+    """
+    policy = _resolve(policy)
+    if isinstance(policy, UserPolicy):
+        table_size = nonnegative_int("table_size", table_size)
+        if table_size < 1:
+            raise ValueError(f"table_size must be >= 1, got {table_size}")
+        table = policy.index_table(instance.n_classes + 1, table_size, instance)
+        return 2, np.zeros(instance.n_classes), np.ascontiguousarray(table.ravel())
     if policy == "bernoulli":
         return 0, np.ascontiguousarray(bernoulli_probabilities(instance)), np.ones_like(instance.mu)
     return 1, np.zeros(instance.n_classes), policy_weights(instance, policy)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_index(weight, n_servers, j, xj):  # pragma: no cover - compiled
+    """Mode 2's index of server ``j`` holding ``xj`` jobs: ``table[j, xj]`` of the flattened
+    table ``weight`` (rows of ``weight.size // n_servers`` entries), ``+inf`` beyond it."""
+    width = weight.size // n_servers
+    if xj >= width:
+        return np.inf
+    return weight[j * width + xj]
 
 
 # -- compiled kernel -----------------------------------------------------------------------
@@ -186,7 +237,7 @@ STREAMS = ("events", "routing", "start")
 def _simulate_kernel(
     n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps, states, start_loads
 ):  # pragma: no cover - compiled
-    """One replication of the uniformised chain; returns ``(mean jobs (C + 1,), events)``.
+    """One replication of the uniformised chain; returns ``(mean jobs (C + 1,), events, bound)``.
 
     The ``2C + 1`` potential events are ``k < C``: an arrival of class ``k + 1``, and
     ``k = C + j``: a departure from server ``j`` (a self-loop when server ``j`` is idle); event
@@ -196,8 +247,12 @@ def _simulate_kernel(
     is updated only when its count changes), so a step costs O(1) whatever C. ``events``
     counts real transitions (arrivals and departures, warm-up included), not self-loops.
     ``mode`` 0 routes class ``i`` to server ``i`` w.p. ``prob[i - 1]``; mode 1 routes it to
-    server ``i`` iff ``weight[i] (x_i + 1) <= weight[0] (x_0 + 1)``. The initial counts are
-    independent geometric with parameters ``start_loads`` (all zero: start empty).
+    server ``i`` iff ``weight[i] (x_i + 1) <= weight[0] (x_0 + 1)``; mode 2 iff
+    ``table[i, x_i] <= table[0, x_0]`` with the flattened table ``weight``
+    (:func:`_policy_arrays`, :func:`table_index`: ``+inf`` beyond it). The third value
+    returned, ``bound``, counts the measured arrivals (steps ``>= n_warm``) of mode 2 that
+    found server ``i`` or 0 beyond the table. The initial counts are independent geometric
+    with parameters ``start_loads`` (all zero: start empty).
 
     Randomness (``docs/multiskill.md#common-random-numbers``): ``states`` (uint64, shape
     ``(3, 4)``) holds the xoshiro256** states of the :data:`STREAMS`; they are copied, so the
@@ -219,6 +274,8 @@ def _simulate_kernel(
     area = np.zeros(n + 1)
     last = np.zeros(n + 1, dtype=np.int64)  # first step since which x[j] is unchanged
     events = 0
+    bound = 0
+    width = weight.size // (n + 1)  # mode 2: entries per row of the table (x = 0..width-1)
     total = n_warm + n_steps
     for step in range(total):
         if step == n_warm:
@@ -233,8 +290,13 @@ def _simulate_kernel(
             i = k + 1
             if mode == 0:
                 j = i if next_uniform(coin) < prob[k] else 0
-            else:
+            elif mode == 1:
                 j = i if weight[i] * (x[i] + 1) <= weight[0] * (x[0] + 1) else 0
+            else:
+                if (x[i] >= width or x[0] >= width) and step >= n_warm:
+                    bound += 1
+                own = table_index(weight, n + 1, i, x[i])
+                j = i if own <= table_index(weight, n + 1, 0, x[0]) else 0
             d = 1
         else:  # potential departure from server j; a self-loop when it is idle
             j = k - n
@@ -249,7 +311,7 @@ def _simulate_kernel(
     for j in range(n + 1):
         area[j] += x[j] * (total - last[j])
         means[j] = area[j] / n_steps
-    return means, events
+    return means, events, bound
 
 
 def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
@@ -290,7 +352,8 @@ class SimulationResult(Replicated):
     Attributes
     ----------
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or the name of a user policy (``"path.py:name"`` as given,
+        or the function's name; :mod:`queue_routing.user_policy`).
     cost:
         Mean holding cost rate ``sum_j c_j E[x_j]`` (cost per unit time), the mean of
         :attr:`replication_costs`.
@@ -318,6 +381,11 @@ class SimulationResult(Replicated):
     seed, keys:
         The stream identity: replication ``r`` draws from the streams of
         :func:`replication_states` ``(seed, keys, r)``, which do not depend on the policy.
+    table_bound:
+        User policies: measured arrivals (all replications) that found their dedicated
+        server or server 0 beyond the index table (``x_j > table_size``), decided with that
+        server counted as ``+inf``. Nonzero means the result is that of the truncated table,
+        not of the policy (always 0 for the built-in policies).
     """
 
     policy: str
@@ -334,6 +402,7 @@ class SimulationResult(Replicated):
     warmup: float
     seed: int
     keys: tuple = ()
+    table_bound: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``cost``, ``ci95``, ``per_server_mean_jobs``."""
@@ -350,7 +419,6 @@ _half_width = t_half_width  # 95% t half-width over replications (axis 0)
 def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
-    _check_policy(policy)
     time_length("horizon", horizon)
     if warmup is None:
         warmup = 0.1 * horizon
@@ -367,7 +435,7 @@ class ReplicationBlock:
     Attributes
     ----------
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or a user policy's name (:attr:`SimulationResult.policy`).
     indices:
         The replication indices simulated, in order (each its own streams,
         :func:`replication_states`).
@@ -383,6 +451,10 @@ class ReplicationBlock:
         Real transitions (arrivals and departures, warm-up included) of each replication.
     steps:
         Uniformised steps simulated, warm-up included, all replications.
+    table_bound_per_replication:
+        User policies: measured arrivals of each replication that found a compared server
+        beyond the index table (:attr:`SimulationResult.table_bound`); empty or zeros for the
+        built-in policies.
     """
 
     policy: str
@@ -391,11 +463,17 @@ class ReplicationBlock:
     costs: np.ndarray
     events_per_replication: tuple[int, ...]
     steps: int
+    table_bound_per_replication: tuple[int, ...] = ()
 
     @property
     def events(self) -> int:
         """Real transitions simulated, all replications."""
         return sum(self.events_per_replication)
+
+    @property
+    def table_bound(self) -> int:
+        """Measured arrivals beyond the index table, all replications (user policies)."""
+        return sum(self.table_bound_per_replication)
 
 
 def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:
@@ -413,7 +491,7 @@ def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:
 
 def simulate_replications(
     instance: Instance,
-    policy: str,
+    policy: Any,
     replications: Iterable[int],
     *,
     horizon: float,
@@ -421,6 +499,7 @@ def simulate_replications(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
 ) -> ReplicationBlock:
     """The replications with the given indices of :func:`simulate` (any non-empty set).
@@ -429,7 +508,8 @@ def simulate_replications(
     exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
     study can be split into blocks of replications run by separate jobs
     (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
-    :func:`simulate`; no statistics are computed (a block may hold one replication).
+    :func:`simulate`; no statistics are computed (a block may hold one replication), and no
+    :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts.
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> whole = simulate(inst, "jsq", horizon=50.0, replications=4, seed=3)
@@ -437,7 +517,7 @@ def simulate_replications(
     >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
     True
     """
-    _check_policy(policy)
+    policy = _resolve(policy)
     time_length("horizon", horizon)
     warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
     nonnegative_int("seed", seed)
@@ -451,34 +531,36 @@ def simulate_replications(
     else:
         raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
     keys = tuple(keys)
-    mode, prob, weight = _policy_arrays(instance, policy)
+    mode, prob, weight = _policy_arrays(instance, policy, table_size)
     lam = float(instance.eta.sum() + instance.mu.sum())
     n_steps, n_warm = _step_counts(lam, float(horizon), warmup)
     threshold, alias = alias_table(event_rates(instance))
     means = np.empty((len(indices), instance.n_classes + 1))
-    events = []
+    events, bound = [], []
     for row, r in enumerate(indices):
-        means[row], ev = _simulate_kernel(
+        means[row], ev, beyond = _simulate_kernel(
             instance.n_classes, threshold, alias, mode, prob, weight, n_warm, n_steps,
             replication_states(seed, keys, r), start_loads,
         )  # fmt: skip
         events.append(int(ev))
+        bound.append(int(beyond))
         if progress is not None:
             progress()
     costs = np.array([replication_cost(m, instance.cost) for m in means], dtype=float)
     return ReplicationBlock(
-        policy=policy,
+        policy=policy_name(policy),
         indices=indices,
         means=means,
         costs=costs,
         events_per_replication=tuple(events),
         steps=len(indices) * (n_warm + n_steps),
+        table_bound_per_replication=tuple(bound),
     )
 
 
 def simulate(
     instance: Instance,
-    policy: str,
+    policy: Any,
     *,
     horizon: float,
     warmup: float | None = None,
@@ -486,6 +568,7 @@ def simulate(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
@@ -515,7 +598,10 @@ def simulate(
     instance:
         The multi-skilled system.
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or a user index policy: ``"path/to/file.py:name"``, a
+        callable ``index(server, jobs, instance) -> float`` or a
+        :class:`~queue_routing.user_policy.UserPolicy` (:mod:`queue_routing.user_policy`,
+        ``docs/README.md#your-own-policy``).
     horizon:
         Measured time per replication (time units, > 0).
     warmup:
@@ -538,12 +624,19 @@ def simulate(
         Bernoulli loads, i.e. the exact stationary law under optimal Bernoulli routing (no
         initialisation bias for that policy; a congested start for the dynamic policies, whose
         cost it can only bias upwards, i.e. against them, when the warm-up is short).
+    table_size:
+        User policies: the index is tabulated for ``jobs = 0..table_size`` at every server
+        (>= 1). Arrivals that find a compared server beyond it are counted in the result's
+        ``table_bound`` and reported by a :class:`TableBoundWarning`; unused by the built-in
+        policies.
 
     Raises
     ------
     ValueError
         For an unknown policy, a non-positive or non-finite horizon, a negative warm-up,
-        fewer than two replications or a negative seed (the message names the argument).
+        fewer than two replications or a negative seed (the message names the argument);
+        :class:`~queue_routing.user_policy.UserPolicyError` for a user policy that cannot be
+        loaded or gives a value that is not a finite number >= 0.
 
     Examples
     --------
@@ -559,17 +652,26 @@ def simulate(
     True
     """
     warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
+    policy = _resolve(policy)
     t0 = time.perf_counter()
     block = simulate_replications(
         instance, policy, range(replications), horizon=horizon, warmup=warmup, seed=seed,
-        keys=keys, start=start, progress=progress,
+        keys=keys, start=start, table_size=table_size, progress=progress,
     )  # fmt: skip
+    if block.table_bound:
+        warnings.warn(
+            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
+            f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
+            "raise table_size",
+            TableBoundWarning,
+            stacklevel=2,
+        )
     means, costs, events, steps = block.means, block.costs, block.events, block.steps
     keys = tuple(keys)
     wall = time.perf_counter() - t0
     per_server = means.mean(axis=0)
     return SimulationResult(
-        policy=policy,
+        policy=block.policy,
         cost=float(costs.mean()),
         ci95=float(_half_width(costs)),
         per_server_mean_jobs=per_server,
@@ -583,4 +685,5 @@ def simulate(
         warmup=warmup,
         seed=int(seed),
         keys=keys,
+        table_bound=block.table_bound,
     )
