@@ -414,7 +414,7 @@ def test_cli_runs_the_worked_example_part_b(capsys, b_file):
             ["multiskill", "compare-policies", "{a}", "--policies", f"pi,{EXAMPLE}:nope"],
             "defines no 'nope'",
         ),
-        (["multiskill", "simulate", "{a}", "--policy", "magic"], "unknown policy 'magic'"),
+        (["multiskill", "simulate", "{a}", "--policy", "magic"], "invalid choice: 'magic'"),
         (["deadlines", "evaluate", "{b}", "--policy", "nofile.py:f"], "file nofile.py not found"),
         (
             ["deadlines", "compare-policies", "{b}", "--policies", f"pi,{EXAMPLE}:nope"],

@@ -193,7 +193,7 @@ def _int_at_least(low: int):
     return parse
 
 
-def _check_policy_name(name: str, known: Sequence[str]) -> str:
+def _check_policy_name(name: str, known: Sequence[str], unknown: str = "unknown policy") -> str:
     """``name`` if it is in ``known`` or a user policy ``path/to/file.py:name`` that loads
     (:func:`~queue_routing.user_policy.load_policy`); an argparse usage error otherwise."""
     from .user_policy import UserPolicyError, is_spec, load_policy
@@ -202,7 +202,7 @@ def _check_policy_name(name: str, known: Sequence[str]) -> str:
         return name
     if not is_spec(name):
         raise argparse.ArgumentTypeError(
-            f"unknown policy {name!r} (choose from {', '.join(known)}, or give your own as "
+            f"{unknown} {name!r} (choose from {', '.join(known)}, or give your own as "
             "path/to/file.py:name)"
         )
     try:
@@ -215,8 +215,8 @@ def _check_policy_name(name: str, known: Sequence[str]) -> str:
 def _one_policy(known: Sequence[str]):
     """An argparse type: a name from ``known`` or a user policy ``path/to/file.py:name``."""
 
-    def parse(text: str) -> str:
-        return _check_policy_name(text.strip(), known)
+    def parse(text: str) -> str:  # worded as argparse's choices were
+        return _check_policy_name(text.strip(), known, "invalid choice:")
 
     return parse
 
