@@ -35,9 +35,10 @@ server beyond the table is **counted, never extrapolated**: the server counts as
 Where a policy can be given:
 
 * from Python, as the ``policy`` argument of ``simulate`` / ``compare_policies`` (Part A)
-  and ``simulate_policy`` / ``evaluate(method="simulation")`` / ``compare_policies``
-  (Part B): a built-in name, a callable with the signature above, a :class:`UserPolicy`
-  (e.g. from a ready table, :meth:`UserPolicy.from_table`), or a string ``"path.py:name"``;
+  and ``simulate_policy`` / ``evaluate`` / ``compare_policies`` (Part B): a built-in name, a
+  callable with the signature above, a :class:`UserPolicy` (e.g. from a ready table,
+  :meth:`UserPolicy.from_table`, or Part A weights, :meth:`UserPolicy.from_weights`), or a
+  string ``"path.py:name"``;
 * from the command line and the pipeline's config, as the string ``path/to/file.py:name``
   (a path relative to the working directory, then ``:`` and the function's name), in
   ``--policy``, ``--policies`` and ``multiskill.simulation.policies``.
@@ -154,6 +155,24 @@ class UserPolicy:
     def from_table(cls, name: str, table: Any) -> UserPolicy:
         """A policy given by its table ``table[server, jobs]`` (finite, ``>= 0``)."""
         return cls(name=name, table=np.array(table, dtype=float))
+
+    @classmethod
+    def from_weights(cls, name: str, weights: Any) -> UserPolicy:
+        """Part A's form of the built-in index policies: ``index(j, x) = weights[j] (x + 1)``
+        with one weight per server (finite, ``>= 0``; the built-ins' are those of
+        :func:`~queue_routing.multiskill.simulation.policy_weights`).
+
+        >>> UserPolicy.from_weights("w", [2.0, 0.5]).index_table(2, 2, None).tolist()
+        [[2.0, 4.0, 6.0], [0.5, 1.0, 1.5]]
+        """
+        w = _checked_values(name, weights)
+        if w.ndim != 1:
+            raise UserPolicyError(f"policy {name!r}: weights must be 1-D, got shape {w.shape}")
+
+        def index(server: int, jobs: int, instance: Any) -> float:
+            return float(w[server]) * (jobs + 1)
+
+        return cls(name=name, index=index)
 
     @property
     def label(self) -> str:
