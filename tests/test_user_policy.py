@@ -318,6 +318,8 @@ def test_resolution_and_spec_form():
         resolve_policy(3, ("pi",))
     with pytest.raises(UserPolicyError, match="finite and >= 0"):
         UserPolicy.from_table("t", [[1.0, -2.0]])
+    with pytest.raises(ValueError, match="exceeds 10000000"):
+        simulate(C2, jsq_again, horizon=5.0, table_size=5_000_000)
     with pytest.raises(UserPolicyError, match="needs 3 rows"):
         simulate(C2, UserPolicy.from_table("t", np.ones((2, 5))), horizon=5.0, table_size=3)
 
