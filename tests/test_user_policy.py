@@ -20,6 +20,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _stats import assert_mean_agrees
 from _workflow import DEFAULT_CONFIG as DEFAULT
 from _workflow import ROOT, SMOKE, merged_config, run_snakemake
 from queue_routing.cli import main
@@ -188,6 +189,25 @@ def test_kernel_routes_as_the_rule_says(table, replication):
     ref_means, ref_events, ref_bound = reference_run(C2, table, n_warm, n_steps, states)
     np.testing.assert_array_equal(means, ref_means)
     assert (int(events), int(bound)) == (ref_events, ref_bound)
+
+
+@pytest.mark.parametrize("name", ["pi_damped", "zigzag"])
+def test_part_a_user_policy_simulation_agrees_with_the_exact_chain(name):
+    """Policies no built-in has (the worked example, and a non-monotone index): the compiled
+    simulation against the stationary law of the truncated chain (a sparse linear solve)."""
+    from queue_routing.multiskill.markov import stationary_cost
+
+    inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    if name == "pi_damped":
+        policy = load_policy(PI_DAMPED)
+    else:  # the shared server looks cheap at even counts, dear at odd ones
+        policy = UserPolicy("zigzag", index=lambda s, j, i: (j + 1) * (1.0 if s else 2.0 + (j % 2)))
+    exact = stationary_cost(inst, policy)
+    assert exact.boundary_mass < 1e-10 and exact.policy == policy.name
+    # the budget and tolerance of the built-ins' check (test_multiskill_simulation.py)
+    sim = simulate(inst, policy, horizon=5e4, replications=20, seed=2022, keys=("test", name))
+    assert_mean_agrees(sim.replication_costs, exact.cost, 2, name)
+    assert exact.cost != pytest.approx(stationary_cost(inst, "pi").cost, rel=1e-3)
 
 
 # -- Part A: the table bound is reported, never extrapolated ----------------------------------
