@@ -20,6 +20,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _stats import assert_mean_agrees
+from _workflow import DEFAULT_CONFIG as DEFAULT
 from _workflow import ROOT, SMOKE, merged_config, run_snakemake
 from queue_routing.cli import main
 from queue_routing.config import ConfigError, validate_config
@@ -208,6 +210,25 @@ def test_kernel_routes_as_the_rule_says(table, replication):
     assert (int(events), int(bound)) == (ref_events, ref_bound)
 
 
+@pytest.mark.parametrize("name", ["pi_damped", "zigzag"])
+def test_part_a_user_policy_simulation_agrees_with_the_exact_chain(name):
+    """Policies no built-in has (the worked example, and a non-monotone index): the compiled
+    simulation against the stationary law of the truncated chain (a sparse linear solve)."""
+    from queue_routing.multiskill.markov import stationary_cost
+
+    inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    if name == "pi_damped":
+        policy = load_policy(PI_DAMPED)
+    else:  # the shared server looks cheap at even counts, dear at odd ones
+        policy = UserPolicy("zigzag", index=lambda s, j, i: (j + 1) * (1.0 if s else 2.0 + (j % 2)))
+    exact = stationary_cost(inst, policy)
+    assert exact.boundary_mass < 1e-10 and exact.policy == policy.name
+    # the budget and tolerance of the built-ins' check (test_multiskill_simulation.py)
+    sim = simulate(inst, policy, horizon=5e4, replications=20, seed=2022, keys=("test", name))
+    assert_mean_agrees(sim.replication_costs, exact.cost, 2, name)
+    assert exact.cost != pytest.approx(stationary_cost(inst, "pi").cost, rel=1e-3)
+
+
 # -- Part A: the table bound is reported, never extrapolated ----------------------------------
 def test_part_a_table_bound_is_reported():
     inst = table1()
@@ -337,6 +358,8 @@ def test_resolution_and_spec_form():
         resolve_policy(3, ("pi",))
     with pytest.raises(UserPolicyError, match="finite and >= 0"):
         UserPolicy.from_table("t", [[1.0, -2.0]])
+    with pytest.raises(ValueError, match="exceeds 10000000"):
+        simulate(C2, jsq_again, horizon=5.0, table_size=5_000_000)
     with pytest.raises(UserPolicyError, match="needs 3 rows"):
         simulate(C2, UserPolicy.from_table("t", np.ones((2, 5))), horizon=5.0, table_size=3)
 
@@ -475,8 +498,14 @@ def test_config_schema_accepts_user_policies_only_in_the_file_form():
     node = yaml.safe_load(schema.read_text())["properties"]["multiskill"]["properties"]
     items = node["simulation"]["properties"]["policies"]["items"]
     assert items["anyOf"][1]["pattern"] == SPEC_PATTERN
-    default = yaml.safe_load((ROOT / "workflow" / "config" / "default.yaml").read_text())
+    good = merged_config({"deadlines": {"large": {"policies": ["bs", "pi", "my/p.py:f"]}}})
+    validate_config(good, schema)
+    bad = merged_config({"deadlines": {"large": {"policies": ["pi", "optimal"]}}})
+    with pytest.raises(ConfigError, match=r"deadlines\.large\.policies\[1\]"):
+        validate_config(bad, schema)
+    default = yaml.safe_load(DEFAULT.read_text())
     assert not any(":" in p for p in default["multiskill"]["simulation"]["policies"])
+    assert default["deadlines"]["large"]["policies"] == ["bs", "io", "pi", "rb"]
 
 
 def test_pipeline_functions_carry_a_user_policy(tmp_path):
@@ -537,18 +566,72 @@ def test_pipeline_functions_carry_a_user_policy(tmp_path):
     assert "A.simulation.C5.best_count.pi" in out
 
 
+def test_part_b_large_systems_carry_a_user_policy():
+    """Part B's large-system study with the example in its policy list: chunks reassembled
+    give the unsplit rows, the figure has its legend entry, the summary its keys."""
+    from queue_routing import summary
+    from queue_routing.deadlines import figures as b_figures
+    from queue_routing.deadlines.experiments import (
+        large_instance,
+        large_system,
+        large_system_from_replications,
+        large_system_replications,
+    )
+
+    inst = large_instance(
+        1,
+        4,
+        servers_range=[1, 3],
+        rate_range=[0.5, 1.5],
+        load=0.9,
+        rejection_cost=2.0,
+        deadline={"kind": "constant", "t": 1.5},
+    )
+    run = {"table_size": 60, "horizon": 100.0, "warmup": 10.0, "seed": 2, "keys": ("k",)}
+    policies = ["bs", "pi", MISS_GUESS]
+    whole = large_system(inst, replications=3, policies=policies, **run)
+    chunks = pd.concat(
+        [
+            large_system_replications(inst, replications=r, policies=policies, **run)
+            for r in (range(0, 1), range(1, 3))
+        ],
+        ignore_index=True,
+    )
+    assert set(chunks["policy"]) == {"bs", "pi", MISS_GUESS}
+    again = large_system_from_replications(inst, chunks, policies=policies, **run)
+    pd.testing.assert_frame_equal(whole, again)
+    assert list(whole["policy"]) == ["BS", "PI", MISS_GUESS]
+    fig, caption = b_figures.large_figure(whole)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "yours: miss_guess" in labels and MISS_GUESS in caption
+    gap = pd.DataFrame(
+        {"sweep": ["arrival_rate"], "policy": ["PI"], "mean_gap_pct": [1.0], "max_gap_pct": [2.0]}
+    )
+    pure = pd.DataFrame({"arrival_rate": [2.0], "load": [0.4]})
+    out = summary.deadlines_summary({"gap": gap, "large": whole, "pure_routing": pure})
+    assert f"B.large.{MISS_GUESS.lower()}.ratio_min" in out
+
+
 @pytest.mark.slow
 def test_snakemake_runs_the_worked_example_on_the_smoke_config(tmp_path):
-    """The README's pipeline run: the smoke config plus the example in the policy list;
-    only Part A's policy rules and figures (--cores 1)."""
+    """The README's pipeline run: the smoke config plus the examples in the policy lists;
+    only the rules of Part A's policy comparisons and Part B's large systems, and their
+    figures (--cores 1)."""
     extra = tmp_path / "user.yaml"
     smoke = yaml.safe_load(SMOKE.read_text())
     policies = [*smoke["multiskill"]["simulation"]["policies"], PI_DAMPED]
-    extra.write_text(yaml.safe_dump({"multiskill": {"simulation": {"policies": policies}}}))
+    b_policies = [*yaml.safe_load(DEFAULT.read_text())["deadlines"]["large"]["policies"]]
+    overlay = {
+        "multiskill": {"simulation": {"policies": policies}},
+        "deadlines": {"large": {"policies": [*b_policies, MISS_GUESS]}},
+    }
+    extra.write_text(yaml.safe_dump(overlay))
     targets = [
         "results/multiskill/multiskill_simulation_table/load_sweep.csv",
         "figures/multiskill_fig8_policies_vs_size.pdf",
         "figures/multiskill_fig9_policies_vs_load.pdf",
+        "results/deadlines/deadlines_large_table/large.csv",
+        "figures/deadlines_large.pdf",
     ]
     run_snakemake(tmp_path, "--configfile", str(SMOKE), str(extra), "--", *targets, cores="1")
     sweep = pd.read_csv(tmp_path / targets[0])
@@ -556,3 +639,6 @@ def test_snakemake_runs_the_worked_example_on_the_smoke_config(tmp_path):
     rows = pd.read_csv(tmp_path / "results/multiskill/multiskill_simulation_table/policies.csv")
     assert PI_DAMPED in set(rows["policy"])
     assert (tmp_path / targets[2]).stat().st_size > 0
+    large = pd.read_csv(tmp_path / targets[3])
+    assert MISS_GUESS in set(large["policy"]) and "RB" in set(large["policy"])
+    assert (tmp_path / targets[4]).stat().st_size > 0

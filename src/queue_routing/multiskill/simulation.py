@@ -86,6 +86,8 @@ POLICY_DESCRIPTIONS = {
 }
 
 _MAX_STEPS = 2**62
+#: Most entries of a user policy's index table (80 MB of doubles).
+_MAX_TABLE_ENTRIES = 10**7
 
 
 class TableBoundWarning(UserWarning):
@@ -186,6 +188,12 @@ def _policy_arrays(
         table_size = nonnegative_int("table_size", table_size)
         if table_size < 1:
             raise ValueError(f"table_size must be >= 1, got {table_size}")
+        entries = (instance.n_classes + 1) * (table_size + 1)
+        if entries > _MAX_TABLE_ENTRIES:
+            raise ValueError(
+                f"table_size: {instance.n_classes + 1} servers x {table_size + 1} job counts "
+                f"= {entries} index entries exceeds {_MAX_TABLE_ENTRIES}"
+            )
         table = policy.index_table(instance.n_classes + 1, table_size, instance)
         return 2, np.zeros(instance.n_classes), np.ascontiguousarray(table.ravel())
     if policy == "bernoulli":
