@@ -112,9 +112,9 @@ def test_bernoulli_coins_do_not_shift_the_event_stream():
     ones = np.ones(2)
 
     def run(mode, prob, weight):  # one policy (P = 1): rows of the lockstep kernel's output
-        means, events = _simulate_kernel(
+        means, events, _ = _simulate_kernel(
             2, threshold, alias, np.array([mode]), prob[None, :], weight[None, :],
-            100, 5000, states, loads,
+            np.ones(1, dtype=np.int64), 100, 5000, states, loads,
         )  # fmt: skip
         return means[0], events[0]
 

@@ -2,7 +2,9 @@
 
 Every subcommand reads one instance as JSON (a file path, or ``-`` for stdin) and prints one
 JSON object to stdout. Errors go to stderr as a single line ``queue-routing: error: ...``
-with a non-zero exit status (2 for usage errors, 1 for bad or unstable instances).
+with a non-zero exit status (2 for usage errors, including a user policy ``--policy
+path.py:name`` that does not load or gives a bad index value; 1 for bad or unstable
+instances).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from .io import atomic_path, remove_live_temporaries
 from .signals import Interrupted, SignalExit, exit_status
+from .user_policy import UserPolicyError
 
 __all__ = ["main"]
 
@@ -95,6 +98,7 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
         replications=args.replications,
         seed=args.seed,
         start=args.start,
+        table_size=args.table_size,
         progress=progress,
         job_sizes=args.job_sizes,
     ).to_dict()
@@ -114,6 +118,7 @@ def _multiskill_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
         replications=args.replications,
         seed=args.seed,
         keys=("cli",),
+        table_size=args.table_size,
         progress=progress,
         job_sizes=args.job_sizes,
     ).to_dict()
@@ -204,18 +209,44 @@ def _int_at_least(low: int):
     return parse
 
 
+def _check_policy_name(name: str, known: Sequence[str], unknown: str = "unknown policy") -> str:
+    """``name`` if it is in ``known`` or a user policy ``path/to/file.py:name`` that loads
+    (:func:`~queue_routing.user_policy.load_policy`); an argparse usage error otherwise."""
+    from .user_policy import UserPolicyError, is_spec, load_policy
+
+    if name in known:
+        return name
+    if not is_spec(name):
+        raise argparse.ArgumentTypeError(
+            f"{unknown} {name!r} (choose from {', '.join(known)}, or give your own as "
+            "path/to/file.py:name)"
+        )
+    try:
+        load_policy(name)
+    except UserPolicyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return name
+
+
+def _one_policy(known: Sequence[str]):
+    """An argparse type: a name from ``known`` or a user policy ``path/to/file.py:name``."""
+
+    def parse(text: str) -> str:  # worded as argparse's choices were
+        return _check_policy_name(text.strip(), known, "invalid choice:")
+
+    return parse
+
+
 def _policy_list(known: Sequence[str]):
-    """An argparse type: comma-separated distinct names from ``known`` (usage error otherwise)."""
+    """An argparse type: comma-separated distinct names from ``known`` or user policies
+    ``path/to/file.py:name`` (usage error otherwise)."""
 
     def parse(text: str) -> list[str]:
         names = [p.strip() for p in text.split(",") if p.strip()]
         if not names:
             raise argparse.ArgumentTypeError("must name at least one policy")
         for name in names:
-            if name not in known:
-                raise argparse.ArgumentTypeError(
-                    f"unknown policy {name!r} (choose from {', '.join(known)})"
-                )
+            _check_policy_name(name, known)
         if len(set(names)) != len(names):
             raise argparse.ArgumentTypeError(f"a policy is repeated in {text!r}")
         return names
@@ -280,8 +311,14 @@ class _HelpWithDefaults(argparse.HelpFormatter):
         return text
 
 
-def _policy_help(descriptions: dict[str, str]) -> str:
-    return "; ".join(f"{name}: {text}" for name, text in descriptions.items())
+def _policy_help(descriptions: dict[str, str], user: bool = False) -> str:
+    text = "; ".join(f"{name}: {t}" for name, t in descriptions.items())
+    if user:
+        text += (
+            "; path/to/file.py:name: your own index policy, the function name(server, jobs, "
+            "instance) of that file (README, 'Your own policy')"
+        )
+    return text
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -360,9 +397,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--policy",
-        choices=list(MULTISKILL_POLICIES),
+        type=_one_policy(list(MULTISKILL_POLICIES)),
         required=True,
-        help=_policy_help(MULTISKILL_POLICIES),
+        help=_policy_help(MULTISKILL_POLICIES, user=True),
     )
     sim.add_argument(
         "--horizon",
@@ -386,6 +423,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
     _add_job_sizes(sim)
+    sim.add_argument(
+        "--table-size",
+        type=_int_at_least(1),
+        default=400,
+        help="your own policy: its index is tabulated for 0..TABLE_SIZE jobs per server "
+        "(arrivals beyond are counted and reported)",
+    )
     sim.set_defaults(func=_multiskill_simulate)
 
     cp = command(
@@ -399,7 +443,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--policies",
         type=_policy_list(list(MULTISKILL_POLICIES)),
         default=",".join(MULTISKILL_POLICIES),
-        help="comma-separated policies; " + _policy_help(MULTISKILL_POLICIES),
+        help="comma-separated policies; " + _policy_help(MULTISKILL_POLICIES, user=True),
     )
     cp.add_argument(
         "--horizon",
@@ -423,6 +467,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
     )
     _add_job_sizes(cp)
+    cp.add_argument(
+        "--table-size",
+        type=_int_at_least(1),
+        default=400,
+        help="your own policies: index tabulated for 0..TABLE_SIZE jobs per server (an "
+        "arrival beyond it is an error: raise the size)",
+    )
     cp.set_defaults(func=_multiskill_compare_policies)
 
     dl = parts.add_parser("deadlines", help="Part B: soft real-time jobs on multiclusters")
@@ -433,9 +484,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ev = command(dl_cmd, "evaluate", "cost, rejection and miss rates of a policy", dl_instance)
     ev.add_argument(
         "--policy",
-        choices=list(DEADLINE_POLICIES),
+        type=_one_policy(list(DEADLINE_POLICIES)),
         required=True,
-        help=_policy_help(DEADLINE_POLICIES),
+        help=_policy_help(DEADLINE_POLICIES, user=True),
     )
     ev.add_argument(
         "--method",
@@ -485,7 +536,7 @@ def _build_parser() -> argparse.ArgumentParser:
         type=_policy_list(list(COMPARED_POLICIES)),
         default=",".join(COMPARED_POLICIES),
         help="comma-separated policies; "
-        + _policy_help({k: DEADLINE_POLICIES[k] for k in COMPARED_POLICIES}),
+        + _policy_help({k: DEADLINE_POLICIES[k] for k in COMPARED_POLICIES}, user=True),
     )
     dcp.add_argument(
         "--horizon",
@@ -605,8 +656,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit status: 0 on success; 1 for an instance or result the command refuses (one line on
     stderr); 2 for a usage error (an option's value, or an option that does not fit the
-    instance); 3 for an internal error (a bug: one line naming the exception); 130 / 143 when
-    interrupted by SIGINT / SIGTERM (one line, also inside compiled code, within a second).
+    instance; a user policy ``path.py:name`` that does not load, or whose index is not a
+    finite number >= 0 on this instance); 3 for an internal error (a bug: one line naming
+    the exception); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, also inside
+    compiled code, within a second).
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
@@ -631,6 +684,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             _say("error", "standard output was closed before the result was written")
             return 1
+        except UserPolicyError as exc:  # your own policy fails on this instance: a usage error
+            _say("error", str(exc))
+            return 2
         except (CliError, ValueError) as exc:
             msg = " ".join(str(exc).split())  # guarantee a single line
             argument = getattr(exc, "argument", None)  # a library argument that is an option

@@ -18,6 +18,11 @@ DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
 DL_LARGE_RUN = {
     k: v for k, v in DL["large"].items() if k not in ("clusters", "replications")
 }
+# Files of user policies (path/to/file.py:name) among the large systems' policies: inputs of
+# their simulations, so editing one reruns them (README, "Your own policy").
+DL_POLICY_FILES = sorted(
+    {p.rpartition(":")[0] for p in DL["large"]["policies"] if ":" in p}
+)
 
 
 wildcard_constraints:
@@ -102,6 +107,8 @@ rule deadlines_indices:
 
 
 rule deadlines_large:
+    input:
+        policy_files=DL_POLICY_FILES,
     output:
         replications="results/deadlines/deadlines_large/n{n}/{chunk}.csv",
     log:
@@ -120,7 +127,7 @@ rule deadlines_large:
         uniform_spread=DL["base"]["uniform_spread"],
         large=DL_LARGE_RUN,
     message:
-        "Part B: simulating BS, IO, PI, RB on {wildcards.n} random clusters, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
+        "Part B: simulating the policies on {wildcards.n} random clusters, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/deadlines_large.py"
 

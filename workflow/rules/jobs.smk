@@ -156,7 +156,8 @@ _DL_LARGE = _DL["large"]
 
 
 def dl_large_seconds_per_replication(n):
-    """Predicted time (s) of one replication of the four policies on n clusters."""
+    """Predicted time (s) of one replication of the policies (PI and the configured ones,
+    four by default) on n clusters."""
     rate = cost.deadlines_expected_arrival_rate(
         n, _DL_LARGE["servers_range"], _DL_LARGE["rate_range"], _DL_LARGE["load"]
     )
@@ -166,6 +167,7 @@ def dl_large_seconds_per_replication(n):
         replications=1,
         horizon=_DL_LARGE["horizon"],
         warmup=_DL_LARGE["warmup"],
+        policies=len(set(_DL_LARGE["policies"]) | {"pi"}),
     )
 
 

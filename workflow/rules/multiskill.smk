@@ -10,6 +10,9 @@ MS_SIM = MS["simulation"]
 MS_JS = MS["job_sizes"]
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
 MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
+# Files of user policies (path/to/file.py:name) in the policy list: inputs of the
+# simulations, so editing one reruns them (README, "Your own policy").
+MS_POLICY_FILES = sorted({p.rpartition(":")[0] for p in MS_SIM["policies"] if ":" in p})
 
 
 wildcard_constraints:
@@ -344,6 +347,7 @@ rule multiskill_fig7:
 rule multiskill_simulate:
     input:
         instances=rules.multiskill_instances.output.instances,
+        policy_files=MS_POLICY_FILES,
     output:
         costs="results/multiskill/multiskill_simulate/C{n_classes}/{chunk}.csv",
     log:
@@ -368,6 +372,8 @@ rule multiskill_simulate:
 
 
 rule multiskill_simulate_table1:
+    input:
+        policy_files=MS_POLICY_FILES,
     output:
         costs="results/multiskill/multiskill_simulate_table1/{chunk}.csv",
     log:

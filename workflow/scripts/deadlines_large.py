@@ -1,5 +1,6 @@
-"""One chunk of Part B's large systems: every replication of its block under BS, IO, PI, RB on
-n random clusters (thin adapter; the paired statistics are made by deadlines_large_table)."""
+"""One chunk of Part B's large systems: every replication of its block under PI and the
+configured policies (BS, IO, PI, RB by default) on n random clusters (thin adapter; the
+paired statistics are made by deadlines_large_table)."""
 
 from queue_routing.chunks import parse_chunk
 from queue_routing.deadlines.experiments import (
@@ -30,6 +31,7 @@ def main(snakemake):
         replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=p.seed,
         keys=("deadlines-large", n),
+        policies=large["policies"],
     )
     write_table(table, snakemake.output.replications)
 

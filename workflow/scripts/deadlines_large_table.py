@@ -3,6 +3,7 @@
 import pandas as pd
 
 from queue_routing.deadlines.experiments import (
+    POLICY_LABELS,
     configured_large_instance,
     large_system_from_replications,
 )
@@ -36,6 +37,7 @@ def main(snakemake):
                 warmup=large["warmup"],
                 seed=p.seed,
                 keys=("deadlines-large", n),
+                policies=large["policies"],
             )
         )
     write_table(
@@ -43,7 +45,9 @@ def main(snakemake):
         snakemake.output.table,
         snakemake.output.markdown,
         title=(
-            "Paired comparison of BS, IO, PI, RB on n random clusters (ours; Niño-Mora (2012)): "
+            f"Paired comparison of {', '.join(POLICY_LABELS.get(q, q) for q in large['policies'])}"
+            " on n random clusters "
+            "(ours; Niño-Mora (2012)): "
             "cost rates with 95% half-widths, the paired ratio to PI, and the policy separated "
             "from every other (Holm, family-wise level 0.05)"
         ),

@@ -29,6 +29,7 @@ import pandas as pd
 from ..progress import Progress
 from ..seeding import rng_for
 from . import markov, policies, splitting
+from . import policies as _policies  # where a parameter is named policies
 from .indices import IndexabilityWarning
 from .model import Instance
 
@@ -304,8 +305,11 @@ def large_system(
     seed: int,
     keys: tuple = (),
     alpha: float = 0.05,
+    policies: Sequence[str] = HEURISTICS,
 ) -> pd.DataFrame:
-    """Paired comparison of BS, IO, PI and RB on ``instance``, one row per policy.
+    """Paired comparison of ``policies`` (default BS, IO, PI and RB; user index policies
+    ``path.py:name`` too, ``docs/README.md#your-own-policy``) on ``instance``, one row per
+    policy (PI, the baseline of the ratios, is simulated even when not listed).
 
     One :func:`~queue_routing.deadlines.policy_comparison.compare_policies` comparison: every
     policy on the same jobs in replication ``r`` (common random numbers,
@@ -331,6 +335,7 @@ def large_system(
         replications=range(int(replications)),
         seed=seed,
         keys=keys,
+        policies=policies,
     )
     return large_system_from_replications(
         instance,
@@ -341,6 +346,7 @@ def large_system(
         seed=seed,
         keys=keys,
         alpha=alpha,
+        policies=policies,
     )
 
 
@@ -366,9 +372,11 @@ def large_system_replications(
     replications: Iterable[int],
     seed: int,
     keys: tuple = (),
+    policies: Sequence[str] = HEURISTICS,
 ) -> pd.DataFrame:
     """One chunk of :func:`large_system`: replications ``replications`` (indices, e.g.
-    ``range(10, 20)``) of BS, IO, PI and RB, one row per (policy, replication).
+    ``range(10, 20)``) of PI and ``policies`` (default BS, IO, PI and RB, user index
+    policies ``path.py:name`` too), one row per (policy, replication).
 
     Each replication runs on the streams ``(seed, keys, r)`` of the unsplit comparison, with
     the same index tables (built on the optimal split, as
@@ -382,25 +390,28 @@ def large_system_replications(
     unit time), ``table_bound`` (measured arrivals decided by the end of the index table),
     ``events`` (arrivals plus departures, warm-up included).
     """
-    from .policy_comparison import BASELINE
+    from .policy_comparison import BASELINE, _resolve_policies
 
+    resolved = _resolve_policies(policies)
+    simulated = (BASELINE, *[q for q in resolved if q != BASELINE])
     indices = list(replications)
     progress = Progress(
-        len(HEURISTICS) * len(indices), f"n={instance.n_clusters} clusters", logger=log
+        len(simulated) * len(indices), f"n={instance.n_clusters} clusters", logger=log
     )
     split = splitting.optimal_split(instance)  # as compare_policies: BS's split, PI's base
     rows = []
-    for p in (BASELINE, *[q for q in HEURISTICS if q != BASELINE]):
+    for p in simulated:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IndexabilityWarning)  # reported in its column
-            given = (
-                {"split": split}
-                if p == "bs"
-                else {"table": policies.index_table(instance, p, table_size, split=split)}
-            )
-            block = policies.simulate_policy_replications(
+            if p == "bs":
+                given = {"split": split}
+            elif p in HEURISTICS:
+                given = {"table": _policies.index_table(instance, p, table_size, split=split)}
+            else:  # a user policy: tabulated by simulate_policy_replications
+                given = {}
+            block = _policies.simulate_policy_replications(
                 instance,
-                p,
+                resolved.get(p, p),
                 indices,
                 horizon=horizon,
                 warmup=warmup,
@@ -436,13 +447,17 @@ def large_system_from_replications(
     seed: int,
     keys: tuple = (),
     alpha: float = 0.05,
+    policies: Sequence[str] = HEURISTICS,
 ) -> pd.DataFrame:
     """:func:`large_system`'s rows from the rows of :func:`large_system_replications` of every
-    chunk (any order, any split; each policy needs replications ``0..R-1``), bit for bit."""
-    from .policy_comparison import paired_comparison
+    chunk (any order, any split; each policy needs replications ``0..R-1``), bit for bit.
+    A user policy's row is labelled by its name as given (``path.py:name``)."""
+    from .policy_comparison import BASELINE, _resolve_policies, paired_comparison
 
+    resolved = _resolve_policies(policies)
+    policies = tuple(resolved)
     samples, rejection, miss, bound = {}, {}, {}, {}
-    for p in HEURISTICS:
+    for p in (BASELINE, *[q for q in policies if q != BASELINE]):
         g = replications[replications["policy"] == p].sort_values("replication", kind="stable")
         reps = g["replication"].to_numpy()
         if len(reps) == 0 or not np.array_equal(reps, np.arange(len(reps))):
@@ -456,7 +471,7 @@ def large_system_from_replications(
         bound[p] = int(g["table_bound"].sum())
     res = paired_comparison(
         samples,
-        HEURISTICS,
+        policies,
         alpha=alpha,
         horizon=horizon,
         warmup=warmup,
@@ -466,13 +481,16 @@ def large_system_from_replications(
         table_bound=bound,
     )
     indexable = {}
-    for p in HEURISTICS:
-        if p != "bs":
+    for p in policies:
+        if p == "bs":
+            indexable[p] = True
+        elif p in HEURISTICS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IndexabilityWarning)
-                indexable[p] = policies.index_table(instance, p, table_size).indexable
+                indexable[p] = _policies.index_table(instance, p, table_size).indexable
         else:
-            indexable[p] = True
+            table = _policies.user_index_table(instance, resolved[p], table_size)
+            indexable[p] = table.indexable
     leader = res.ranking[0]
     rows = []
     for p, e in res.policies.items():
@@ -481,20 +499,20 @@ def large_system_from_replications(
                 "n=%d, %s: the end of the index table (x <= %d) may have decided %d measured "
                 "arrivals; the row is the cost of the truncated policy",
                 instance.n_clusters,
-                POLICY_LABELS[p],
+                POLICY_LABELS.get(p, p),
                 table_size,
                 res.table_bound[p],
             )
         rows.append(
             {
                 "clusters": instance.n_clusters,
-                "policy": POLICY_LABELS[p],
+                "policy": POLICY_LABELS.get(p, p),
                 "cost_rate": float(e.cost),
                 "ci95": float(e.ci95),
                 "ratio": float(e.ratio),
                 "ratio_ci95": float(e.ratio_ci95),
                 "rank": res.ranking.index(p) + 1,
-                "best": POLICY_LABELS[res.best] if res.best else "not separated",
+                "best": POLICY_LABELS.get(res.best, res.best) if res.best else "not separated",
                 "leader_p": np.nan if p == leader else res.selection.adjusted_p_values[leader, p],
                 "rejection_rate": float(rejection[p].mean()),
                 "miss_rate": float(miss[p].mean()),

@@ -10,6 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..plotting import PALETTE, label_above, new_figure, require_columns, styled
+from ..user_policy import policy_label
 from .experiments import HEURISTICS, POLICY_LABELS
 
 __all__ = [
@@ -197,6 +198,19 @@ def index_figure(df: pd.DataFrame) -> tuple[Figure, str]:
     return fig, caption
 
 
+#: Colours and markers of user policies (``path.py:name``), in the order they appear.
+_USER_STYLES = (("#CC79A7", "P"), ("#56B4E9", "X"), ("#000000", "*"), ("#BBBBBB", "x"))
+
+
+def _style(policy: str, users: list[str]) -> tuple[str, str, str]:
+    """``(colour, marker, legend label)`` of a built-in's label or a user policy's name
+    (labelled "yours: <function name>", ``docs/README.md#your-own-policy``)."""
+    if policy in COLORS:
+        return COLORS[policy], MARKERS[policy], policy
+    color, marker = _USER_STYLES[users.index(policy) % len(_USER_STYLES)]
+    return color, marker, f"yours: {policy_label(policy)}"
+
+
 @styled
 def large_figure(df: pd.DataFrame) -> tuple[Figure, str]:
     """Paired cost ratio of each policy to PI vs the number of clusters
@@ -213,23 +227,27 @@ def large_figure(df: pd.DataFrame) -> tuple[Figure, str]:
     fig, ax = new_figure(figsize=(6.4, 3.9))
     sizes = sorted(df["clusters"].unique())
     step = float(np.min(np.diff(sizes))) if len(sizes) > 1 else 1.0
-    offsets = {"BS": -0.3, "IO": -0.1, "PI": 0.1, "RB": 0.3}
-    for pol in ("BS", "IO", "PI", "RB"):
+    builtin = [p for p in ("BS", "IO", "PI", "RB") if p in set(df["policy"])]
+    users = [p for p in dict.fromkeys(df["policy"]) if p not in COLORS]  # your own policies
+    shown = builtin + users
+    for k, pol in enumerate(shown):
         rows = df[df["policy"] == pol].sort_values("clusters")
-        x = rows["clusters"].to_numpy(float) + offsets[pol] * step / 4
+        offset = (k - (len(shown) - 1) / 2) * 0.2  # -0.3, -0.1, 0.1, 0.3 for four
+        x = rows["clusters"].to_numpy(float) + offset * step / 4
         y, ci = rows["ratio"].to_numpy(float), rows["ratio_ci95"].to_numpy(float)
         cut = rows["table_bound"].to_numpy() > 0
-        ax.errorbar(x, y, yerr=ci, ls="none", color=COLORS[pol], capsize=3)
-        ax.plot(x[~cut], y[~cut], ls="none", marker=MARKERS[pol], color=COLORS[pol], label=pol)
+        color, marker, label = _style(pol, users)
+        ax.errorbar(x, y, yerr=ci, ls="none", color=color, capsize=3)
+        ax.plot(x[~cut], y[~cut], ls="none", marker=marker, color=color, label=label)
         ax.plot(
-            x[cut], y[cut], ls="none", marker=MARKERS[pol], mfc="white", mec=COLORS[pol],
-            label=f"{pol} (truncated table)" if cut.any() else None,
+            x[cut], y[cut], ls="none", marker=marker, mfc="white", mec=color,
+            label=f"{label} (truncated table)" if cut.any() else None,
         )  # fmt: skip
     verdicts = df.drop_duplicates("clusters").sort_values("clusters")
     label_above(
         ax,
         verdicts["clusters"].tolist(),
-        ["n.s." if b == "not separated" else f"best: {b}" for b in verdicts["best"]],
+        ["n.s." if b == "not separated" else f"best: {policy_label(b)}" for b in verdicts["best"]],
     )
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     ax.set_xticks(sizes, [str(int(s)) for s in sizes])
@@ -258,5 +276,11 @@ def large_figure(df: pd.DataFrame) -> tuple[Figure, str]:
         "separated from every other by one-sided paired tests with Holm's correction at "
         "family-wise level 0.05, or n.s. (not separated). Points are offset horizontally "
         "for legibility." + truncated
-    )
+        + (
+            " Yours: index policies of your own (README \"Your own policy\"): "
+            + "; ".join(users) + "."
+            if users
+            else ""
+        )
+    )  # fmt: skip
     return fig, caption

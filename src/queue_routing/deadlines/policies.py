@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AccuracyError
+from ..user_policy import UserPolicy, resolve_policy
 from .indices import (
     MAX_UPTO,
     UNDERFLOW,
@@ -77,6 +78,7 @@ __all__ = [
     "simulate_policy",
     "simulate_policy_replications",
     "split_probabilities",
+    "user_index_table",
 ]
 
 #: Every policy of Part B:
@@ -139,6 +141,34 @@ def _check_policy(policy: Any, allowed: tuple[str, ...] = POLICIES) -> str:
             "policy", f"policy must be one of {', '.join(allowed)}; got {_show(policy)}"
         )
     return policy
+
+
+def _policy_or_user(policy: Any, allowed: tuple[str, ...]) -> str | UserPolicy:
+    """A name of ``allowed``, or a user index policy (``"path.py:name"``, a callable
+    ``index(server, jobs, instance)`` or a :class:`~queue_routing.user_policy.UserPolicy`;
+    :mod:`queue_routing.user_policy`); a :class:`PolicyError` naming the choices otherwise."""
+    if isinstance(policy, str) and (policy in allowed or ":" not in policy):
+        return _check_policy(policy, allowed)
+    return resolve_policy(policy, allowed)
+
+
+def user_index_table(instance: Instance, policy: UserPolicy, upto: int) -> IndexTable:
+    """The :class:`IndexTable` of a user policy, ``table[k, x] = index(k, x, instance)``
+    for cluster ``k`` (from 0) and ``x = 0..upto`` jobs (cost per job, compared with ``R``;
+    ``docs/README.md#your-own-policy``). Its rows' indexability is checked and recorded in
+    ``checks`` but not warned about: a user policy need not be monotone. The policy decides
+    by this table as it stands (:func:`decision_table` leaves it unchanged)."""
+    upto = _check_int("upto", upto, 0, MAX_UPTO)
+    table = policy.index_table(instance.n_clusters, upto, instance)
+    checks = tuple(check_indexable(r) for r in table)
+    return IndexTable(policy=policy.name, table=table, checks=checks)
+
+
+def _table_of(instance, policy, upto, split=None) -> IndexTable:
+    """:func:`index_table` of a built-in index policy, :func:`user_index_table` of a user's."""
+    if isinstance(policy, UserPolicy):
+        return user_index_table(instance, policy, upto)
+    return index_table(instance, policy, upto, split=split)
 
 
 def _check_instance(instance: Any) -> Instance:
@@ -291,9 +321,12 @@ def decision_table(instance: Instance, table: IndexTable) -> np.ndarray:
     ties of zeros broken to the lowest cluster.
 
     PI's index has no log-space evaluation: two clusters with PI indices below ``1e-290``
-    raise :class:`~queue_routing.errors.AccuracyError`.
+    raise :class:`~queue_routing.errors.AccuracyError`. A user policy's table (a policy not
+    in :data:`INDEX_POLICIES`) is returned as it stands: its values are the user's.
     """
     nu = np.asarray(table.table, dtype=float)
+    if table.policy not in INDEX_POLICIES:
+        return nu
     low = nu < UNDERFLOW
     rows = np.flatnonzero(low.any(axis=1))
     if rows.size < 2:
@@ -390,9 +423,14 @@ def simulate_policy(
     result is that of the truncated policy: the count is the result's ``table_bound`` and a
     :class:`TableBoundWarning` says so (:func:`evaluate` raises
     :class:`~queue_routing.errors.AccuracyError` instead).
+
+    ``policy`` may also be a user index policy (``"path.py:name"``, a callable
+    ``index(server, jobs, instance)`` or a :class:`~queue_routing.user_policy.UserPolicy`;
+    ``docs/README.md#your-own-policy``), tabulated by :func:`user_index_table` over ``x =
+    0..table_size``, with the same rule and the same table-bound report.
     """
     _check_instance(instance)
-    _check_policy(policy, ("bs", *INDEX_POLICIES))
+    policy = _policy_or_user(policy, ("bs", *INDEX_POLICIES))
     horizon = _check_time("horizon", horizon)
     warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
     replications = _check_int("replications", replications, 2)
@@ -426,16 +464,19 @@ def _check_arrivals(instance: Instance, horizon: float, warmup: float) -> None:
 
 
 def _routing(instance, policy, table_size, table, split):
-    """``({"split": ...} or {"index": ...}, index table or None)`` of ``policy``."""
-    if policy == "bs":
+    """``({"split": ...} or {"index": ...}, index table or None)`` of ``policy`` (a name or
+    a :class:`~queue_routing.user_policy.UserPolicy`)."""
+    if isinstance(policy, str) and policy == "bs":
         return {"split": split_probabilities(instance, split)}, None
+    name = policy.name if isinstance(policy, UserPolicy) else policy
     if table is None:
-        table = index_table(instance, policy, _check_int("table_size", table_size, 1, MAX_UPTO))
+        size = _check_int("table_size", table_size, 1, MAX_UPTO)
+        table = _table_of(instance, policy, size)
     elif not isinstance(table, IndexTable):
         raise PolicyError("table", f"table must be an IndexTable, got {type(table).__name__}")
-    elif table.policy != policy:
+    elif table.policy != name:
         raise PolicyError(
-            "table", f"table is an index table of {table.policy!r}, not {_show(policy)}"
+            "table", f"table is an index table of {table.policy!r}, not {_show(name)}"
         )
     return {"index": decision_table(instance, table)}, table
 
@@ -461,7 +502,7 @@ def simulate_policy_replications(
     blocks (:mod:`queue_routing.chunks`) reassembles exactly. No :class:`TableBoundWarning`:
     the block's ``table_bound_per_replication`` holds the counts."""
     _check_instance(instance)
-    _check_policy(policy, ("bs", *INDEX_POLICIES))
+    policy = _policy_or_user(policy, ("bs", *INDEX_POLICIES))
     horizon = _check_time("horizon", horizon)
     warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
     seed = _check_int("seed", seed, 0)
@@ -560,9 +601,14 @@ def evaluate(
     >>> auto = evaluate(inst, "pi")  # the level raised until the cost is stable
     >>> auto.truncation > 60, bool(abs(auto.cost - exact["pi"].cost) < 1e-3)
     (True, True)
+
+    ``policy`` may also be a user index policy (``"path.py:name"``, a callable
+    ``index(server, jobs, instance)`` or a :class:`~queue_routing.user_policy.UserPolicy`;
+    ``docs/README.md#your-own-policy``), evaluated like a built-in index policy: exactly on
+    the chain from its table up to each level (:func:`user_index_table`), or by simulation.
     """
     _check_instance(instance)
-    _check_policy(policy)
+    policy = _policy_or_user(policy, POLICIES)
     if not isinstance(method, str) or method not in METHODS:
         raise PolicyError(
             "method", f"method must be one of {', '.join(METHODS)}; got {_show(method)}"
@@ -594,7 +640,7 @@ def evaluate(
             return _finite(evaluate_actions(instance, opt.actions, level))
         if policy == "bs":
             return _finite(evaluate_split(instance, level))
-        table = decision_table(instance, index_table(instance, policy, level))
+        table = decision_table(instance, _table_of(instance, policy, level))
         return _finite(evaluate_index_policy(instance, table, level))
     if policy == "optimal":
         raise PolicyError("policy", "policy optimal is evaluated exactly only (use method exact)")
@@ -707,12 +753,14 @@ def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
             )
         return _finite(_with_history(res, opt.history))
     split = optimal_split(instance) if policy == "pi" else None
+    user = isinstance(policy, UserPolicy)
+    name = policy.name if user else policy
     history: list[tuple[int, float]] = []
     prev = None
     for level in _levels(n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IndexabilityWarning)
-            table = index_table(instance, policy, level, split=split)
+            table = _table_of(instance, policy, level, split=split)
         keys = decision_table(instance, table)
         res = evaluate_index_policy(instance, keys, level, truncation_losses=True)
         history.append((level, float(res.cost)))
@@ -724,13 +772,13 @@ def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
             and res.truncation_rate <= AUTO_TRUNCATION_TOL * lam
         ):
             for k, chk in enumerate(table.checks):  # as index_table warns, at the final level
-                if not chk.indexable:
+                if not chk.indexable and not user:
                     _warn_not_indexable(policy, k, chk)
             return _finite(_with_history(res, tuple(history)))
         prev = res
     change = abs(history[-1][1] - history[-2][1]) / max(abs(history[-1][1]), 1e-300)
     raise AccuracyError(
-        f"truncation: the cost of {policy} is not stable up to level {history[-1][0]} "
+        f"truncation: the cost of {name} is not stable up to level {history[-1][0]} "
         f"(last relative change {change:.2g}, truncation rate {res.truncation_rate:.3g} per "
         f"unit time; tolerances {AUTO_RTOL:g}, {AUTO_TRUNCATION_TOL:g} lam): the policy "
         f"keeps a cluster at that level with probability {res.boundary_mass:.3g}; use method "

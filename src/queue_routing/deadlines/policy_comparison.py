@@ -33,6 +33,7 @@ from ..paired import (
     select_best,
 )
 from ..stats import t_quantile
+from ..user_policy import UserPolicy, policy_name
 from .indices import MAX_UPTO
 from .model import Instance, _show
 from .policies import (
@@ -42,6 +43,7 @@ from .policies import (
     _check_instance,
     _check_int,
     _check_time,
+    _policy_or_user,
     index_table,
     simulate_policy,
 )
@@ -185,7 +187,11 @@ class PolicyComparison:
         }
 
 
-def _check_policies(policies: Any) -> tuple[str, ...]:
+def _resolve_policies(policies: Any, *, load: bool = True) -> dict[str, str | UserPolicy]:
+    """``{name: policy}`` in the order given: names of :data:`COMPARED_POLICIES` and user
+    policies (``"path.py:name"``, callables, :class:`~queue_routing.user_policy.UserPolicy`;
+    ``docs/README.md#your-own-policy``), named as in the outputs. With ``load=False`` (the
+    statistics from costs) any other name is kept as a user policy's name, unloaded."""
     if isinstance(policies, str):
         policies = [p.strip() for p in policies.split(",") if p.strip()]
     if not isinstance(policies, Sequence):
@@ -195,15 +201,30 @@ def _check_policies(policies: Any) -> tuple[str, ...]:
     policies = tuple(policies)
     if not policies:
         raise PolicyError("policies", "policies must name at least one policy")
+    resolved = {}
     for p in policies:
-        if not isinstance(p, str) or p not in COMPARED_POLICIES:
+        if isinstance(p, str) and p in COMPARED_POLICIES:
+            q = p
+        elif not load and isinstance(p, str) and p:
+            q = p  # a user policy's name in the costs
+        elif load and (not isinstance(p, str) or ":" in p):
+            q = _policy_or_user(p, COMPARED_POLICIES)
+        else:
             raise PolicyError(
                 "policies",
-                f"policies must be among {', '.join(COMPARED_POLICIES)}; got {_show(p)}",
+                f"policies must be among {', '.join(COMPARED_POLICIES)} or "
+                f"path/to/file.py:name; got {_show(p)}",
             )
-    if len(set(policies)) != len(policies):
-        raise PolicyError("policies", "policies must not repeat a policy")
-    return policies
+        name = policy_name(q)
+        if name in resolved:
+            raise PolicyError("policies", "policies must not repeat a policy")
+        resolved[name] = q
+    return resolved
+
+
+def _check_policies(policies: Any) -> tuple[str, ...]:
+    """The names of ``policies`` (:func:`_resolve_policies`; user policies are loaded)."""
+    return tuple(_resolve_policies(policies))
 
 
 def compare_policies(
@@ -237,7 +258,10 @@ def compare_policies(
     instance:
         The multicluster instance (any ``n``).
     policies:
-        Names from :data:`COMPARED_POLICIES` (a sequence or a comma-separated string).
+        Names from :data:`COMPARED_POLICIES` and user index policies (``"path.py:name"``,
+        callables ``index(server, jobs, instance)``,
+        :class:`~queue_routing.user_policy.UserPolicy`; ``docs/README.md#your-own-policy``),
+        a sequence or a comma-separated string.
     horizon, warmup:
         Measured time per replication and the warm-up before it (time units; warm-up
         default ``0.1 * horizon``); every replication starts empty.
@@ -282,7 +306,8 @@ def compare_policies(
     (True, ('pi', 'bs'), 'pi')
     """
     _check_instance(instance)
-    policies = _check_policies(policies)
+    resolved = _resolve_policies(policies)
+    policies = tuple(resolved)
     horizon = _check_time("horizon", horizon)
     warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
     replications = _check_int("replications", replications, 2)
@@ -311,11 +336,13 @@ def compare_policies(
     sims: dict[str, SimulationResult] = {}
     for policy in (BASELINE, *[p for p in policies if p != BASELINE]):
         given = {"split": split}
-        if policy != "bs":  # warns if not indexable, as evaluate does
+        if isinstance(resolved.get(policy), UserPolicy):
+            given = {}  # tabulated by simulate_policy
+        elif policy != "bs":  # warns if not indexable, as evaluate does
             given = {"table": index_table(instance, policy, table_size, split=split)}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TableBoundWarning)  # refused below instead
-            res = simulate_policy(instance, policy, **given, **run)
+            res = simulate_policy(instance, resolved.get(policy, policy), **given, **run)
         if res.table_bound and on_table_bound == "raise":
             raise AccuracyError(
                 f"table_size: the end of the index table of {policy} (x <= {table_size}) may "
@@ -361,9 +388,10 @@ def paired_comparison(
     decided by the end of its index table (all replications). A study split into replication
     blocks (:mod:`queue_routing.chunks`) reassembles the costs and calls this; an unsplit
     :func:`compare_policies` calls it too, so both give the same bits. ``simulations`` is
-    empty when the comparison is made from costs.
+    empty when the comparison is made from costs. Policies are named as in the costs (user
+    policies by their names, :func:`~queue_routing.user_policy.policy_name`, not loaded).
     """
-    policies = _check_policies(policies)
+    policies = tuple(_resolve_policies(policies, load=False))
     samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     for p, v in samples_of.items():
         if not np.all(np.isfinite(v)):

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..errors import AccuracyError
 from ..progress import Progress
 from ..seeding import rng_for
 from .exact import solve_exact
@@ -527,10 +528,16 @@ def policy_replication_costs(
     policy, replication, cost`` (cost per unit time), ``events`` (real transitions of the
     replication, warm-up included), one row per (instance, policy, replication), Bernoulli
     first.
-    """
-    from .policy_comparison import BASELINE, _check_policies
 
-    policies = _check_policies(policies)
+    ``policies`` may hold user policies (``"path.py:name"``, named so in the rows;
+    ``docs/README.md#your-own-policy``): an arrival that finds a server beyond a user
+    policy's index table (``table_size`` jobs, default 400) raises
+    :class:`~queue_routing.errors.AccuracyError`, as an unsplit comparison does.
+    """
+    from .policy_comparison import BASELINE, _resolve_policies
+
+    resolved = _resolve_policies(policies)
+    policies = tuple(resolved)
     indices = list(replications)
     instances = list(instances)
     simulated = (BASELINE, *[p for p in policies if p != BASELINE])
@@ -541,7 +548,7 @@ def policy_replication_costs(
     for index, inst in instances:
         blocks = simulate_policies(
             inst,
-            simulated,
+            [resolved.get(p, p) for p in simulated],
             indices,
             horizon=horizon,
             warmup=warmup,
@@ -551,6 +558,11 @@ def policy_replication_costs(
             progress=progress,
         )
         for policy, block in blocks.items():
+            if block.table_bound:
+                raise AccuracyError(
+                    f"{tag} instance {index}: {block.table_bound} measured arrivals under "
+                    f"{policy} found a server beyond the index table; raise table_size"
+                )
             per_replication = zip(
                 block.indices, block.costs, block.events_per_replication, strict=True
             )

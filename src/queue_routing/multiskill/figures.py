@@ -35,6 +35,7 @@ from ..plotting import (
     require_columns,
     styled,
 )
+from ..user_policy import policy_label
 from .instances import TABLE1
 
 __all__ = [
@@ -930,8 +931,37 @@ _POLICY_STYLE = {
 _POLICY_SHORT = {"bernoulli": "Bern.", "jsq": "JSQ", "led": "LED", "io": "IO", "pi": "PI"}
 
 
-def _policy_label(policy: str) -> tuple[str, str, str]:
-    return _POLICY_STYLE.get(policy, (policy, GREY, "x"))
+#: Colours and markers of user policies (``path.py:name``), in the order they appear.
+_USER_STYLES = (("#CC79A7", "P"), ("#56B4E9", "X"), ("#000000", "*"), (GREY, "x"))
+
+
+def _policy_label(policy: str, policies: Sequence[str] = ()) -> tuple[str, str, str]:
+    """``(legend label, colour, marker)``: a built-in's style, or that of a user policy
+    (``docs/README.md#your-own-policy``), labelled by its function's name and styled by
+    its place among the user policies of ``policies``."""
+    if policy in _POLICY_STYLE:
+        return _POLICY_STYLE[policy]
+    users = [p for p in policies if p not in _POLICY_STYLE]
+    k = users.index(policy) if policy in users else 0
+    color, marker = _USER_STYLES[k % len(_USER_STYLES)]
+    return f"your policy: {policy_label(policy)}", color, marker
+
+
+def _user_note(policies: Sequence[str]) -> str:
+    """The caption's sentence on the user policies among ``policies`` (``""`` if none)."""
+    users = [p for p in policies if p not in _POLICY_STYLE]
+    if not users:
+        return ""
+    return (
+        ' Your policies (index functions of your own, README "Your own policy"): '
+        + "; ".join(users)
+        + "."
+    )
+
+
+def _policy_short(policy: str) -> str:
+    """Short name above a load (Fig. 9): JSQ, PI, ..., or a user policy's function name."""
+    return _POLICY_SHORT.get(policy, policy_label(policy))
 
 
 _DYNAMIC = ("jsq", "led", "io", "pi")
@@ -977,7 +1007,7 @@ def fig8_policies_vs_size(rows: pd.DataFrame) -> tuple[Figure, str]:
     n_inst = int(rows.groupby("n_classes")["instance"].nunique().max())
     for ax, policy in zip(axes.ravel(), policies, strict=False):
         sel = rows[rows["policy"] == policy].sort_values(["n_classes", "instance"])
-        label, color, marker = _policy_label(policy)
+        label, color, marker = _policy_label(policy, policies)
         ax.axhline(1.0, color="black", lw=0.8, ls=":", zorder=1)
         rank = sel.groupby("n_classes").cumcount().to_numpy()
         x = sel["n_classes"].to_numpy(float) + (rank - (n_inst - 1) / 2) * 0.6 * step / n_inst
@@ -1026,6 +1056,7 @@ def fig8_policies_vs_size(rows: pd.DataFrame) -> tuple[Figure, str]:
         + " Filled: the policy is the instance's best, separated from every other policy "
         "(Bernoulli included) by one-sided paired tests with Holm's correction at family-wise "
         "level 0.05; hollow: it is not (another policy is, or none is separated)."
+        + _user_note(policies)
     )
     return fig, caption
 
@@ -1049,7 +1080,7 @@ def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
         sel = rows[rows["policy"] == policy].sort_values("load_factor")
         f = sel["load_factor"].to_numpy(float)
         shift = (k - (len(policies) - 1) / 2) * 0.6 * step / len(policies)
-        label, color, marker = _policy_label(policy)
+        label, color, marker = _policy_label(policy, policies)
         ax.errorbar(
             f + shift,
             sel["ratio"].to_numpy(float),
@@ -1065,7 +1096,7 @@ def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
     label_above(
         ax,
         verdicts["load_factor"].tolist(),
-        ["n.s." if b == _NOT_SEPARATED else _POLICY_SHORT.get(b, b) for b in verdicts["best"]],
+        ["n.s." if b == _NOT_SEPARATED else _policy_short(b) for b in verdicts["best"]],
     )
     ax.set_xticks(factors)
     ax.set_xlabel("load scaling factor s (intensities s·η of Table 1)")
@@ -1079,6 +1110,7 @@ def fig9_policies_vs_load(rows: pd.DataFrame) -> tuple[Figure, str]:
         "sizes, PS servers" + _budget(rows) + "). " + _PAIRING + " Above each s: the policy "
         "separated from every other (Bernoulli included) by one-sided paired tests with "
         "Holm's correction at family-wise level 0.05, or n.s. (not separated)."
+        + _user_note(policies)
     )
     return fig, caption
 

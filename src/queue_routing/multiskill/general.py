@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,17 +47,20 @@ from numba import njit
 from ..checks import nonnegative_int, time_length
 from ..rng import next_uniform
 from ..seeding import stream_states
+from ..user_policy import DEFAULT_TABLE_SIZE, policy_name
 from .exact import solve_exact
 from .model import Instance
 from .simulation import (
     ReplicationBlock,
     SimulationResult,
+    TableBoundWarning,
     _check_args,
-    _check_policy,
     _half_width,
     _policy_arrays,
+    _resolve,
     alias_table,
     replication_cost,
+    table_index,
 )
 from .sizes import EXPONENTIAL, JobSizes, draw_residual, draw_size, job_sizes
 
@@ -131,7 +135,7 @@ def _general_kernel(
     t_warm, t_end, states, start_loads,
 ):  # fmt: skip  # pragma: no cover - compiled
     """One replication; returns ``(mean jobs (C + 1,), events, response sums (C + 1,),
-    departures (C + 1,))``.
+    departures (C + 1,), bound)``.
 
     Time ``0 .. t_warm`` is discarded; the time-average of the counts is taken over ``t_warm
     .. t_end`` (exactly, integrating the piecewise-constant counts). ``response sums`` and
@@ -139,10 +143,12 @@ def _general_kernel(
     number of the jobs that left during the measurement and arrived after time 0 (the jobs of
     the initial state have no arrival time). ``events`` counts arrivals and departures,
     warm-up included. Policy arguments ``(mode, prob, weight)`` as in
-    :func:`~.simulation._simulate_kernel`. The initial state: independent geometric counts
-    with parameters ``start_loads`` (zeros: empty), each job with a residual work drawn from
-    the equilibrium law (:func:`~.sizes.draw_residual`), which is the stationary law of
-    Bernoulli routing when ``start_loads`` are its loads.
+    :func:`~.simulation._policy_arrays` (mode 2: a user policy's index table flattened into
+    ``weight``); ``bound`` counts the measured arrivals of mode 2 that found server ``i``
+    or 0 beyond its table (decided with that server's index ``+inf``). The initial state:
+    independent geometric counts with parameters ``start_loads`` (zeros: empty), each job
+    with a residual work drawn from the equilibrium law (:func:`~.sizes.draw_residual`),
+    which is the stationary law of Bernoulli routing when ``start_loads`` are its loads.
     """
     arr_s = states[0].copy()
     size_s = states[1].copy()
@@ -185,6 +191,8 @@ def _general_kernel(
     resp = np.zeros(m)
     done = np.zeros(m, dtype=np.int64)
     events = 0
+    bound = 0
+    width = weight.size // m  # mode 2: entries per server of the index table
     t_arr = -math.log1p(-next_uniform(arr_s)) / total_eta
     while True:
         jd = tree[1]
@@ -202,8 +210,13 @@ def _general_kernel(
             i = k + 1
             if mode == 0:
                 j = i if next_uniform(coin) < prob[k] else 0
-            else:
+            elif mode == 1:
                 j = i if weight[i] * (x[i] + 1) <= weight[0] * (x[0] + 1) else 0
+            else:
+                if (x[i] >= width or x[0] >= width) and measuring:
+                    bound += 1
+                own = table_index(weight, width, i, x[i])
+                j = i if own <= table_index(weight, width, 0, x[0]) else 0
             s = draw_size(kind, params, size_s)
             xj = x[j]
             if xj > 0:
@@ -250,7 +263,7 @@ def _general_kernel(
     span = t_end - t_warm
     for j in range(m):
         means[j] = (area[j] + x[j] * (t_end - last[j])) / span
-    return means, events, resp, done
+    return means, events, resp, done, bound
 
 
 # -- Python side -----------------------------------------------------------------------------
@@ -265,7 +278,7 @@ def general_replication_states(seed: int, keys: tuple, replication: int) -> np.n
     return stream_states(seed, "multiskill-sim", *keys, replication, streams=GENERAL_STREAMS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GeneralBlock(ReplicationBlock):
     """A :class:`~.simulation.ReplicationBlock` of the general-size simulator.
 
@@ -290,7 +303,7 @@ def _start_loads(instance: Instance, start: str) -> np.ndarray:
 
 def simulate_general_replications(
     instance: Instance,
-    policy: str,
+    policy: Any,
     replications: Iterable[int],
     *,
     job_sizes: JobSizes | str | None = None,
@@ -299,6 +312,7 @@ def simulate_general_replications(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
 ) -> GeneralBlock:
     """Replications ``replications`` (indices) of :func:`simulate_general`, any non-empty set.
@@ -316,7 +330,7 @@ def simulate_general_replications(
     True
     """
     law = job_sizes_of(job_sizes)
-    _check_policy(policy)
+    policy = _resolve(policy)
     horizon = time_length("horizon", horizon)
     warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
     nonnegative_int("seed", seed)
@@ -325,7 +339,7 @@ def simulate_general_replications(
         raise ValueError("replications must name at least one replication index")
     start_loads = _start_loads(instance, start)
     keys = tuple(keys)
-    mode, prob, weight = _policy_arrays(instance, policy)
+    mode, prob, weight = _policy_arrays(instance, policy, table_size)
     threshold, alias = alias_table(instance.eta)
     kind, params = law.kernel_args()
     mu = np.ascontiguousarray(instance.mu, dtype=float)
@@ -334,24 +348,26 @@ def simulate_general_replications(
     means = np.empty((len(indices), width))
     resp = np.empty((len(indices), width))
     done = np.empty((len(indices), width), dtype=np.int64)
-    events = []
+    events, bound = [], []
     for row, r in enumerate(indices):
-        means[row], ev, resp[row], done[row] = _general_kernel(
+        means[row], ev, resp[row], done[row], beyond = _general_kernel(
             instance.n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob,
             weight, warmup, warmup + horizon, general_replication_states(seed, keys, r),
             start_loads,
         )  # fmt: skip
         events.append(int(ev))
+        bound.append(int(beyond))
         if progress is not None:
             progress()
     costs = np.array([replication_cost(mm, instance.cost) for mm in means], dtype=float)
     return GeneralBlock(
-        policy=policy,
+        policy=policy_name(policy),
         indices=indices,
         means=means,
         costs=costs,
         events_per_replication=tuple(events),
         steps=sum(events),
+        table_bound_per_replication=tuple(bound),
         job_sizes=law,
         response_sums=resp,
         departures=done,
@@ -393,7 +409,7 @@ class GeneralSimulationResult(SimulationResult):
 
 def simulate_general(
     instance: Instance,
-    policy: str,
+    policy: Any,
     *,
     job_sizes: JobSizes | str | None = None,
     horizon: float,
@@ -402,6 +418,7 @@ def simulate_general(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
 ) -> GeneralSimulationResult:
     """Simulate ``policy`` on ``instance`` with job sizes of law ``job_sizes`` (mean 1).
@@ -414,9 +431,9 @@ def simulate_general(
 
     Parameters
     ----------
-    instance, policy, horizon, warmup, replications, seed, keys, progress:
+    instance, policy, horizon, warmup, replications, seed, keys, table_size, progress:
         As in :func:`~.simulation.simulate` (time units; ``warmup`` default ``0.1 *
-        horizon``).
+        horizon``; a user policy's table bound is reported the same way).
     job_sizes:
         A :class:`~.sizes.JobSizes` or its spec string (``"exponential"``, ``"deterministic"``,
         ``"erlang:K"``, ``"hyperexponential:SCV"``, ``"lognormal:SCV"``); ``None``:
@@ -447,15 +464,23 @@ def simulate_general(
     t0 = time.perf_counter()
     block = simulate_general_replications(
         instance, policy, range(replications), job_sizes=law, horizon=horizon, warmup=warmup,
-        seed=seed, keys=keys, start=start, progress=progress,
+        seed=seed, keys=keys, start=start, table_size=table_size, progress=progress,
     )  # fmt: skip
     wall = time.perf_counter() - t0
+    if block.table_bound:
+        warnings.warn(
+            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
+            f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
+            "raise table_size",
+            TableBoundWarning,
+            stacklevel=2,
+        )
     means, costs = block.means, block.costs
     with np.errstate(invalid="ignore", divide="ignore"):
         per_rep = block.response_sums / block.departures
         overall = block.response_sums.sum(axis=1) / block.departures.sum(axis=1)
     return GeneralSimulationResult(
-        policy=policy,
+        policy=block.policy,
         cost=float(costs.mean()),
         ci95=float(_half_width(costs)),
         per_server_mean_jobs=means.mean(axis=0),
@@ -469,6 +494,7 @@ def simulate_general(
         warmup=warmup,
         seed=int(seed),
         keys=tuple(keys),
+        table_bound=block.table_bound,
         job_sizes=law,
         per_server_mean_response=per_rep.mean(axis=0),
         per_server_response_ci95=_half_width(per_rep),

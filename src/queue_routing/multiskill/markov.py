@@ -40,8 +40,15 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.linalg import spsolve
 
+from ..user_policy import UserPolicy, policy_name
 from .model import Instance
-from .simulation import POLICIES, arrival_rates, bernoulli_probabilities, policy_weights
+from .simulation import (
+    POLICIES,
+    _resolve,
+    arrival_rates,
+    bernoulli_probabilities,
+    policy_weights,
+)
 
 __all__ = ["ChainResult", "generator", "initial_truncation", "stationary_cost"]
 
@@ -60,7 +67,8 @@ class ChainResult:
     Attributes
     ----------
     policy:
-        One of :data:`~queue_routing.multiskill.simulation.POLICIES`.
+        One of :data:`~queue_routing.multiskill.simulation.POLICIES`, or a user policy's name
+        (``docs/README.md#your-own-policy``).
     truncation:
         ``L``, the largest count of each server.
     cost:
@@ -105,6 +113,11 @@ def _routes_dedicated(instance: Instance, policy: str, x: np.ndarray) -> np.ndar
     simulator's kernel, ``w_i (x_i + 1) <= w_0 (x_0 + 1)`` (ties to the dedicated server).
     """
     n = instance.n_classes
+    if isinstance(policy, UserPolicy):  # its table up to the truncation (x_j <= L)
+        table = policy.index_table(n + 1, int(x.max(initial=0)), instance)
+        lhs = table[np.arange(1, n + 1)[:, None], x[1:]]
+        rhs = table[0, x[0]]
+        return (lhs <= rhs[None, :]).astype(float)
     if policy == "bernoulli":
         p = bernoulli_probabilities(instance)
         return np.broadcast_to(p[:, None], (n, x.shape[1])).astype(float)
@@ -118,10 +131,14 @@ def generator(instance: Instance, policy: str, truncation: int) -> sp.csr_matrix
     """Generator ``Q`` (rates per unit time) of the chain truncated at ``L = truncation``.
 
     States are flattened C-order from ``(x_0, ..., x_C)`` in ``{0..L}^(C + 1)``; rows sum
-    to zero. Arrivals routed to a full server (``x_j = L``) are blocked.
+    to zero. Arrivals routed to a full server (``x_j = L``) are blocked. ``policy`` is one
+    of :data:`POLICIES` or a user index policy (``"path.py:name"``, a callable, a
+    :class:`~queue_routing.user_policy.UserPolicy`; ``docs/README.md#your-own-policy``),
+    tabulated for ``x = 0..L``.
     """
-    if policy not in POLICIES:
+    if isinstance(policy, str) and policy not in POLICIES and ":" not in policy:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
+    policy = _resolve(policy)
     if isinstance(truncation, bool) or not isinstance(truncation, int | np.integer):
         raise TypeError(f"truncation must be an int, got {type(truncation).__name__}")
     if truncation < 1:
@@ -269,6 +286,7 @@ def stationary_cost(
         raise ValueError(f"method must be 'auto', 'direct' or 'gauss-seidel', got {method!r}")
     if not (isinstance(boundary_tol, float | int) and 0 < boundary_tol < 1):
         raise ValueError(f"boundary_tol must be in (0, 1), got {boundary_tol!r}")
+    policy = _resolve(policy)  # a user policy is loaded once, tabulated per level
     if truncation is not None:
         return _stationary(instance, policy, truncation, method)
     L = initial_truncation(instance, boundary_tol)
@@ -308,7 +326,7 @@ def _stationary(instance: Instance, policy: str, truncation: int, method: str) -
         lost = ded[i - 1] * (x[i] == L) + (1.0 - ded[i - 1]) * (x[0] == L)
         blocked += instance.eta[i - 1] * float(pi @ lost)
     return ChainResult(
-        policy=policy,
+        policy=policy_name(policy),
         truncation=L,
         cost=float(means @ instance.cost),
         per_server_mean_jobs=means,

@@ -14,10 +14,12 @@ the control variate of every policy, and ``B`` the baseline of the ratios.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import AccuracyError
 from ..paired import (
     PairedEstimate,
     PolicyEstimate,
@@ -28,13 +30,16 @@ from ..paired import (
     pairwise_differences,
     select_best,
 )
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name
 from .exact import solve_exact
 from .model import Instance
 from .simulation import (
     POLICIES,
     SimulationResult,
+    TableBoundWarning,
     _check_args,
     _general_sizes,
+    _resolve,
     simulate,
     simulate_policies,
 )
@@ -77,6 +82,10 @@ class PolicyComparison:
     simulations:
         The :class:`~.simulation.SimulationResult` of every policy simulated (Bernoulli
         included, as the control, even when not asked).
+    table_bound:
+        ``{name: count}`` of every policy simulated: measured arrivals that found a server
+        beyond a user policy's index table (:attr:`~.simulation.SimulationResult.table_bound`;
+        0 for the built-ins). Nonzero only with ``on_table_bound="report"``.
     """
 
     exact_bernoulli_cost: float
@@ -92,6 +101,7 @@ class PolicyComparison:
     seed: int
     keys: tuple
     simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
+    table_bound: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON object: ``exact_bernoulli_cost``, ``policies`` (``cost``, ``ci95``,
@@ -112,15 +122,42 @@ class PolicyComparison:
         }
 
 
-def _check_policies(policies: Sequence[str]) -> tuple[str, ...]:
+def _resolve_policies(policies: Any) -> dict[str, str | UserPolicy]:
+    """``{name: policy}`` in the order given: built-in names of :data:`POLICIES` and user
+    policies (``"path.py:name"``, callables, :class:`~queue_routing.user_policy.UserPolicy`),
+    each named as in the outputs (:func:`~queue_routing.user_policy.policy_name`)."""
     if isinstance(policies, str):
-        policies = [p for p in policies.split(",") if p]
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
     policies = tuple(policies)
     if not policies:
         raise ValueError("policies must name at least one policy")
-    unknown = [p for p in policies if p not in POLICIES]
-    if unknown:
-        raise ValueError(f"policies must be among {', '.join(POLICIES)}; got {unknown[0]!r}")
+    for p in policies:
+        if isinstance(p, str) and p not in POLICIES and ":" not in p:
+            raise ValueError(
+                f"policies must be among {', '.join(POLICIES)} or path/to/file.py:name; got {p!r}"
+            )
+    resolved = [_resolve(p) for p in policies]
+    names = [policy_name(p) for p in resolved]
+    if len(set(names)) != len(names):
+        raise ValueError("policies must not repeat a policy")
+    return dict(zip(names, resolved, strict=True))
+
+
+def _check_policies(policies: Any) -> tuple[str, ...]:
+    """The names of ``policies`` (:func:`_resolve_policies`; a user policy's file is loaded,
+    so a missing one is reported here)."""
+    return tuple(_resolve_policies(policies))
+
+
+def _policy_names(policies: Any) -> tuple[str, ...]:
+    """Distinct non-empty names (of built-ins or of user policies), without loading any."""
+    if isinstance(policies, str):
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    policies = tuple(policies)
+    if not policies:
+        raise ValueError("policies must name at least one policy")
+    if not all(isinstance(p, str) and p for p in policies):
+        raise ValueError(f"policies must be names (non-empty strings), got {policies!r}")
     if len(set(policies)) != len(policies):
         raise ValueError("policies must not repeat a policy")
     return policies
@@ -139,6 +176,8 @@ def compare_policies(
     alpha: float = 0.05,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
+    table_size: int = DEFAULT_TABLE_SIZE,
+    on_table_bound: str = "raise",
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
@@ -161,7 +200,10 @@ def compare_policies(
     instance:
         The multi-skilled system.
     policies:
-        Names from :data:`~.simulation.POLICIES` (a sequence or a comma-separated string).
+        Names from :data:`~.simulation.POLICIES` and user policies (``"path.py:name"``,
+        callables ``index(server, jobs, instance)``,
+        :class:`~queue_routing.user_policy.UserPolicy`; ``docs/README.md#your-own-policy``),
+        a sequence or a comma-separated string.
     horizon, warmup:
         Measured time per replication and the warm-up before it (time units; warm-up
         default ``0.1 * horizon``), as in :func:`~.simulation.simulate`.
@@ -184,6 +226,11 @@ def compare_policies(
         counts, equilibrium residual works), and by the insensitivity of processor sharing
         ``B`` is the same, so the control variate applies unchanged
         (``docs/multiskill.md#general-job-sizes``).
+    table_size, on_table_bound:
+        User policies are tabulated for ``jobs = 0..table_size``. With ``"raise"`` (the
+        default) a simulation in which an arrival found a server beyond the table raises
+        :class:`~queue_routing.errors.AccuracyError`; ``"report"`` keeps it and counts those
+        arrivals in :attr:`PolicyComparison.table_bound`.
 
     Examples
     --------
@@ -199,7 +246,10 @@ def compare_policies(
     >>> bool(abs(pi.ratio - exact) < pi.ratio_ci95), res.ranking, res.best
     (True, ('pi', 'bernoulli'), 'pi')
     """
-    policies = _check_policies(policies)
+    resolved = _resolve_policies(policies)
+    policies = tuple(resolved)
+    if on_table_bound not in ("raise", "report"):
+        raise ValueError(f"on_table_bound must be 'raise' or 'report', got {on_table_bound!r}")
     if isinstance(replications, int) and not isinstance(replications, bool) and replications < 3:
         raise ValueError(
             f"replications must be >= 3 (a control-variate interval has R - 2 degrees of "
@@ -210,31 +260,41 @@ def compare_policies(
     sims: dict[str, SimulationResult] = {}
     if _general_sizes(job_sizes):  # event by event, one policy at a time
         for policy in simulated:
-            sims[policy] = simulate(
-                instance,
-                policy,
-                horizon=horizon,
-                warmup=warmup,
-                replications=replications,
-                seed=seed,
-                keys=keys,
-                start="bernoulli",
-                progress=progress,
-                job_sizes=job_sizes,
-            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TableBoundWarning)  # refused below instead
+                sims[policy] = simulate(
+                    instance,
+                    resolved.get(policy, policy),
+                    horizon=horizon,
+                    warmup=warmup,
+                    replications=replications,
+                    seed=seed,
+                    keys=keys,
+                    start="bernoulli",
+                    table_size=table_size,
+                    progress=progress,
+                    job_sizes=job_sizes,
+                )
     else:  # the uniformised chain, every policy in one lockstep pass
         if warmup is None:
             warmup = 0.1 * horizon
         _check_args(instance, BASELINE, horizon, warmup, replications, seed)
         t0 = time.perf_counter()
         blocks = simulate_policies(
-            instance, simulated, range(replications), horizon=horizon, warmup=warmup,
-            seed=seed, keys=keys, start="bernoulli", progress=progress,
+            instance, [resolved.get(p, p) for p in simulated], range(replications),
+            horizon=horizon, warmup=warmup, seed=seed, keys=keys, start="bernoulli",
+            table_size=table_size, progress=progress,
         )  # fmt: skip
         wall = time.perf_counter() - t0  # of the lockstep run of every policy
         for policy, block in blocks.items():
             sims[policy] = SimulationResult.from_block(
                 block, horizon=horizon, warmup=warmup, seed=seed, keys=keys, wall_seconds=wall
+            )
+    for policy, sim in sims.items():
+        if sim.table_bound and on_table_bound == "raise":
+            raise AccuracyError(
+                f"table_size: {sim.table_bound} measured arrivals under {policy} "
+                f"found a server beyond the index table (x > {table_size}); raise table_size"
             )
     first = sims[BASELINE]
     return paired_comparison(
@@ -248,6 +308,7 @@ def compare_policies(
         seed=first.seed,
         keys=first.keys,
         simulations=sims,
+        table_bound={p: int(sims[p].table_bound) for p in sims},
     )
 
 
@@ -263,6 +324,7 @@ def paired_comparison(
     seed: int,
     keys: tuple = (),
     simulations: Mapping[str, SimulationResult] | None = None,
+    table_bound: Mapping[str, int] | None = None,
 ) -> PolicyComparison:
     """The statistics of :func:`compare_policies` from the replications' costs alone.
 
@@ -274,9 +336,11 @@ def paired_comparison(
     the aggregation computes the comparison here, with the same arithmetic as an unsplit
     :func:`compare_policies` (which calls this), hence the same bits. ``horizon``, ``warmup``,
     ``seed`` and ``keys`` are recorded in the result; ``simulations`` is empty when the
-    comparison is made from costs.
+    comparison is made from costs. Policies are named as in the costs (built-in or user
+    policies' names, :func:`~queue_routing.user_policy.policy_name`); ``table_bound`` records
+    the counts of :attr:`PolicyComparison.table_bound` (empty when not known).
     """
-    policies = _check_policies(policies)
+    policies = _policy_names(policies)
     samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
     control = samples_of[BASELINE]
@@ -319,4 +383,5 @@ def paired_comparison(
         seed=int(seed),
         keys=tuple(keys),
         simulations=dict(simulations or {}),
+        table_bound={p: int(v) for p, v in (table_bound or {}).items()},
     )

@@ -20,8 +20,13 @@ arriving class-``i`` job is routed to its dedicated server ``i`` or to server 0:
                ``j`` under optimal Bernoulli routing.
 
 Every index policy sends the job to ``argmin_{j in {i, 0}} w_j (x_j + 1)`` with a per-server
-weight ``w`` (:func:`policy_weights`), ties to the dedicated server. The holding cost rate is
-``sum_j c_j x_j`` (cost per unit time).
+weight ``w`` (:func:`policy_weights`), ties to the dedicated server. A **user policy**
+(:mod:`queue_routing.user_policy`, ``docs/README.md#your-own-policy``) gives the index as a
+function ``index(j, x_j, instance)`` of the server and the jobs the arrival finds there,
+tabulated once for ``x_j = 0..table_size``: the job goes to server ``i`` iff ``index(i, x_i)
+<= index(0, x_0)``; an arrival that finds a compared server beyond the table is counted
+(``table_bound``, :class:`TableBoundWarning`), the server then counting as ``+inf``. The
+holding cost rate is ``sum_j c_j x_j`` (cost per unit time).
 
 Random numbers (``docs/README.md#random-numbers``, ``docs/multiskill.md#common-random-numbers``):
 replication ``r`` draws from the named streams of :func:`replication_states`, keyed by the root
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +51,7 @@ from ..checks import nonnegative_int, replication_count, time_length
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name, resolve_policy
 from .exact import solve_exact
 from .model import Instance
 
@@ -53,6 +60,7 @@ __all__ = [
     "POLICY_DESCRIPTIONS",
     "ReplicationBlock",
     "SimulationResult",
+    "TableBoundWarning",
     "alias_table",
     "arrival_rates",
     "bernoulli_probabilities",
@@ -78,6 +86,14 @@ POLICY_DESCRIPTIONS = {
 }
 
 _MAX_STEPS = 2**62
+#: Most entries of a user policy's index table (80 MB of doubles).
+_MAX_TABLE_ENTRIES = 10**7
+
+
+class TableBoundWarning(UserWarning):
+    """A simulation of a user policy in which some arrivals found a server beyond the index
+    table (``x_j > table_size``): those decisions are the truncated table's (the server
+    counted as ``+inf``), not the policy's; raise ``table_size``."""
 
 
 # -- policy parameters ---------------------------------------------------------------------
@@ -85,6 +101,13 @@ def _check_policy(policy: str) -> str:
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
     return policy
+
+
+def _resolve(policy: Any) -> str | UserPolicy:
+    """A built-in name of :data:`POLICIES` or a :class:`~queue_routing.user_policy.UserPolicy`
+    (from ``"path.py:name"``, a callable or a ``UserPolicy``;
+    :func:`~queue_routing.user_policy.resolve_policy`)."""
+    return resolve_policy(policy, POLICIES)
 
 
 def bernoulli_probabilities(instance: Instance) -> np.ndarray:
@@ -144,12 +167,47 @@ def policy_weights(instance: Instance, policy: str) -> np.ndarray:
     return np.ascontiguousarray(w, dtype=float)
 
 
-def _policy_arrays(instance: Instance, policy: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(mode, probabilities, weights)`` for the kernel: mode 0 = Bernoulli, 1 = index."""
-    _check_policy(policy)
+def _policy_arrays(
+    instance: Instance, policy: Any, table_size: int = DEFAULT_TABLE_SIZE
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(mode, probabilities, weights)`` for the kernels, the one translation of a policy.
+
+    * mode 0, Bernoulli: ``probabilities`` the ``p_i`` (shape ``(C,)``), ``weights`` unused;
+    * mode 1, a built-in index policy: ``weights`` the ``w_j`` of :func:`policy_weights`
+      (shape ``(C + 1,)``), the rule ``w_i (x_i + 1) <= w_0 (x_0 + 1)``;
+    * mode 2, a user policy (:mod:`queue_routing.user_policy`): ``weights`` the index table
+      ``table[j, x]``, ``x = 0..table_size``, flattened row by row (shape ``((C + 1)
+      (table_size + 1),)``; :func:`table_index` reads it), the rule ``table[i, x_i] <=
+      table[0, x_0]`` with ``+inf`` beyond the table.
+
+    The three modes have the same argument types, so a kernel takes any policy through the
+    same signature. ``table_size`` matters for mode 2 only.
+    """
+    policy = _resolve(policy)
+    if isinstance(policy, UserPolicy):
+        table_size = nonnegative_int("table_size", table_size)
+        if table_size < 1:
+            raise ValueError(f"table_size must be >= 1, got {table_size}")
+        entries = (instance.n_classes + 1) * (table_size + 1)
+        if entries > _MAX_TABLE_ENTRIES:
+            raise ValueError(
+                f"table_size: {instance.n_classes + 1} servers x {table_size + 1} job counts "
+                f"= {entries} index entries exceeds {_MAX_TABLE_ENTRIES}"
+            )
+        table = policy.index_table(instance.n_classes + 1, table_size, instance)
+        return 2, np.zeros(instance.n_classes), np.ascontiguousarray(table.ravel())
     if policy == "bernoulli":
         return 0, np.ascontiguousarray(bernoulli_probabilities(instance)), np.ones_like(instance.mu)
     return 1, np.zeros(instance.n_classes), policy_weights(instance, policy)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def table_index(weight, width, j, xj):  # pragma: no cover - compiled
+    """Mode 2's index of server ``j`` holding ``xj`` jobs: ``table[j, xj]`` of the table
+    flattened into ``weight`` (rows of ``width`` entries), ``+inf`` beyond it."""
+    if xj >= width:
+        return np.inf
+    return weight[j * width + xj]
 
 
 # -- compiled kernel -----------------------------------------------------------------------
@@ -185,10 +243,11 @@ STREAMS = ("events", "routing", "start")
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _simulate_kernel(
-    n_classes, threshold, alias, modes, probs, weights, n_warm, n_steps, states, start_loads
-):  # pragma: no cover - compiled
+    n_classes, threshold, alias, modes, probs, weights, widths, n_warm, n_steps, states,
+    start_loads,
+):  # pragma: no cover - compiled  # fmt: skip
     """One replication of the uniformised chain under P policies in lockstep; returns
-    ``(mean jobs (P, C + 1), events (P,))``.
+    ``(mean jobs (P, C + 1), events (P,), bound (P,))``.
 
     The ``2C + 1`` potential events are ``k < C``: an arrival of class ``k + 1``, and
     ``k = C + j``: a departure from server ``j`` (a self-loop when server ``j`` is idle); event
@@ -199,8 +258,12 @@ def _simulate_kernel(
     counts real transitions (arrivals and departures, warm-up included), not self-loops.
     Policy ``p``: ``modes[p]`` 0 routes class ``i`` to server ``i`` w.p. ``probs[p, i - 1]``;
     mode 1 routes it to server ``i`` iff ``weights[p, i] (x_i + 1) <= weights[p, 0] (x_0 +
-    1)``. The initial counts are independent geometric with parameters ``start_loads`` (all
-    zero: start empty).
+    1)``; mode 2 iff ``table[i, x_i] <= table[0, x_0]`` with the index table of
+    ``widths[p]`` entries per server flattened into ``weights[p]`` (:func:`_policy_arrays`,
+    :func:`table_index`: ``+inf`` beyond it). ``bound[p]`` counts the measured arrivals
+    (steps ``>= n_warm``) of a mode-2 policy that found server ``i`` or 0 beyond its table.
+    The initial counts are independent geometric with parameters ``start_loads`` (all zero:
+    start empty).
 
     Randomness (``docs/multiskill.md#common-random-numbers``): ``states`` (uint64, shape
     ``(3, 4)``) holds the xoshiro256** states of the :data:`STREAMS`; they are copied, so the
@@ -229,6 +292,7 @@ def _simulate_kernel(
     area = np.zeros((n_policies, n + 1))
     last = np.zeros((n_policies, n + 1), dtype=np.int64)  # step since which x[p, j] is fixed
     events = np.zeros(n_policies, dtype=np.int64)
+    bound = np.zeros(n_policies, dtype=np.int64)
     total = n_warm + n_steps
     for step in range(total):
         if step == n_warm:
@@ -243,10 +307,17 @@ def _simulate_kernel(
             for p in range(n_policies):
                 if modes[p] == 0:
                     j = i if next_uniform(coins[p]) < probs[p, k] else 0
-                elif weights[p, i] * (x[p, i] + 1) <= weights[p, 0] * (x[p, 0] + 1):
-                    j = i
+                elif modes[p] == 1:
+                    if weights[p, i] * (x[p, i] + 1) <= weights[p, 0] * (x[p, 0] + 1):
+                        j = i
+                    else:
+                        j = 0
                 else:
-                    j = 0
+                    width = widths[p]
+                    if (x[p, i] >= width or x[p, 0] >= width) and step >= n_warm:
+                        bound[p] += 1
+                    own = table_index(weights[p], width, i, x[p, i])
+                    j = i if own <= table_index(weights[p], width, 0, x[p, 0]) else 0
                 xj = x[p, j]  # close the constant stretch of x[p, j]
                 area[p, j] += xj * (step + 1 - last[p, j])
                 last[p, j] = step + 1
@@ -266,7 +337,7 @@ def _simulate_kernel(
         for j in range(n + 1):
             area[p, j] += x[p, j] * (total - last[p, j])
             means[p, j] = area[p, j] / n_steps
-    return means, events
+    return means, events, bound
 
 
 def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
@@ -307,7 +378,8 @@ class SimulationResult(Replicated):
     Attributes
     ----------
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or the name of a user policy (``"path.py:name"`` as given,
+        or the function's name; :mod:`queue_routing.user_policy`).
     cost:
         Mean holding cost rate ``sum_j c_j E[x_j]`` (cost per unit time), the mean of
         :attr:`replication_costs`.
@@ -335,6 +407,11 @@ class SimulationResult(Replicated):
     seed, keys:
         The stream identity: replication ``r`` draws from the streams of
         :func:`replication_states` ``(seed, keys, r)``, which do not depend on the policy.
+    table_bound:
+        User policies: measured arrivals (all replications) that found their dedicated
+        server or server 0 beyond the index table (``x_j > table_size``), decided with that
+        server counted as ``+inf``. Nonzero means the result is that of the truncated table,
+        not of the policy (always 0 for the built-in policies).
     """
 
     policy: str
@@ -351,6 +428,7 @@ class SimulationResult(Replicated):
     warmup: float
     seed: int
     keys: tuple = ()
+    table_bound: int = 0
 
     @classmethod
     def from_block(
@@ -379,6 +457,7 @@ class SimulationResult(Replicated):
             warmup=float(warmup),
             seed=int(seed),
             keys=tuple(keys),
+            table_bound=block.table_bound,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -406,7 +485,6 @@ def _general_sizes(job_sizes: Any) -> bool:
 def _check_args(instance, policy, horizon, warmup, replications, seed) -> float:
     if not isinstance(instance, Instance):
         raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
-    _check_policy(policy)
     time_length("horizon", horizon)
     if warmup is None:
         warmup = 0.1 * horizon
@@ -423,7 +501,7 @@ class ReplicationBlock:
     Attributes
     ----------
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or a user policy's name (:attr:`SimulationResult.policy`).
     indices:
         The replication indices simulated, in order (each its own streams,
         :func:`replication_states`).
@@ -439,6 +517,10 @@ class ReplicationBlock:
         Real transitions (arrivals and departures, warm-up included) of each replication.
     steps:
         Uniformised steps simulated, warm-up included, all replications.
+    table_bound_per_replication:
+        User policies: measured arrivals of each replication that found a compared server
+        beyond the index table (:attr:`SimulationResult.table_bound`); empty or zeros for the
+        built-in policies.
     """
 
     policy: str
@@ -447,11 +529,17 @@ class ReplicationBlock:
     costs: np.ndarray
     events_per_replication: tuple[int, ...]
     steps: int
+    table_bound_per_replication: tuple[int, ...] = ()
 
     @property
     def events(self) -> int:
         """Real transitions simulated, all replications."""
         return sum(self.events_per_replication)
+
+    @property
+    def table_bound(self) -> int:
+        """Measured arrivals beyond the index table, all replications (user policies)."""
+        return sum(self.table_bound_per_replication)
 
 
 def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:
@@ -469,7 +557,7 @@ def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:
 
 def simulate_replications(
     instance: Instance,
-    policy: str,
+    policy: Any,
     replications: Iterable[int],
     *,
     horizon: float,
@@ -477,6 +565,7 @@ def simulate_replications(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
 ) -> ReplicationBlock:
@@ -486,7 +575,8 @@ def simulate_replications(
     exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
     study can be split into blocks of replications run by separate jobs
     (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
-    :func:`simulate`; no statistics are computed (a block may hold one replication).
+    :func:`simulate`; no statistics are computed (a block may hold one replication), and no
+    :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts.
     :func:`simulate_policies` runs several policies on the same streams at once. With a
     non-exponential ``job_sizes`` the block comes from
     :func:`~.general.simulate_general_replications` (a :class:`~.general.GeneralBlock`).
@@ -502,19 +592,36 @@ def simulate_replications(
 
         return simulate_general_replications(
             instance, policy, replications, job_sizes=job_sizes, horizon=horizon,
-            warmup=warmup, seed=seed, keys=keys, start=start, progress=progress,
+            warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size,
+            progress=progress,
         )  # fmt: skip
-    _check_policy(policy)
+    policy = _resolve(policy)
     blocks = simulate_policies(
         instance, [policy], replications, horizon=horizon, warmup=warmup, seed=seed,
-        keys=keys, start=start, progress=progress,
+        keys=keys, start=start, table_size=table_size, progress=progress,
     )  # fmt: skip
-    return blocks[policy]
+    return blocks[policy_name(policy)]
+
+
+def _kernel_arrays(instance: Instance, policies: Sequence[Any], table_size: int):
+    """``(modes (P,), probs (P, C), weights (P, W), widths (P,))``: the policies'
+    :func:`_policy_arrays` stacked for the lockstep kernel, each weight row padded to the
+    longest (a user policy's flattened table; ``widths[p]`` its entries per server)."""
+    arrays = [_policy_arrays(instance, p, table_size) for p in policies]
+    n_servers = instance.n_classes + 1
+    width = max(a[2].size for a in arrays)
+    weights = np.zeros((len(arrays), width))
+    for p, a in enumerate(arrays):
+        weights[p, : a[2].size] = a[2]
+    modes = np.array([a[0] for a in arrays], dtype=np.int64)
+    probs = np.ascontiguousarray([a[1] for a in arrays], dtype=float)
+    widths = np.array([a[2].size // n_servers for a in arrays], dtype=np.int64)
+    return modes, probs, weights, widths
 
 
 def simulate_policies(
     instance: Instance,
-    policies: Sequence[str],
+    policies: Sequence[Any],
     replications: Iterable[int],
     *,
     horizon: float,
@@ -522,6 +629,7 @@ def simulate_policies(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
 ) -> dict[str, ReplicationBlock]:
     """:func:`simulate_replications` of several policies on common random numbers, at once.
@@ -530,10 +638,11 @@ def simulate_policies(
     keys, r)`` — the same uniformised event sequence and initial state — so the policies
     are simulated in lockstep by one kernel pass that draws each event once and applies it
     to every policy's state. Each block is bit for bit the one :func:`simulate_replications`
-    gives for that policy alone; only the work is shared (measured 3x less time for the five
-    policies at C = 20..200, ``benchmarks/multiskill_sim.py``). ``progress`` is called once
-    per policy and replication. Returns ``{policy: ReplicationBlock}`` in the order given
-    (distinct policies of :data:`POLICIES`).
+    gives for that policy alone; only the work is shared (3x less time for the five
+    policies at C = 20..200, ``benchmarks/multiskill_lockstep.py``). ``policies``: names of
+    :data:`POLICIES` or user policies (as :func:`simulate` takes them), distinct by name.
+    ``progress`` is called once per policy and replication. Returns ``{name:
+    ReplicationBlock}`` in the order given.
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> both = simulate_policies(inst, ["jsq", "pi"], range(3), horizon=50.0, seed=3)
@@ -541,9 +650,10 @@ def simulate_policies(
     >>> both["pi"].costs.tolist() == alone.costs.tolist(), list(both)
     (True, ['jsq', 'pi'])
     """
-    policies = tuple(_check_policy(p) for p in policies)
-    if not policies or len(set(policies)) != len(policies):
-        raise ValueError(f"policies must be distinct and at least one, got {list(policies)}")
+    policies = tuple(_resolve(p) for p in policies)
+    names = [policy_name(p) for p in policies]
+    if not policies or len(set(names)) != len(names):
+        raise ValueError(f"policies must be distinct and at least one, got {names}")
     time_length("horizon", horizon)
     warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
     nonnegative_int("seed", seed)
@@ -557,39 +667,38 @@ def simulate_policies(
     else:
         raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
     keys = tuple(keys)
-    arrays = [_policy_arrays(instance, p) for p in policies]
-    modes = np.array([a[0] for a in arrays], dtype=np.int64)
-    probs = np.ascontiguousarray([a[1] for a in arrays], dtype=float)
-    weights = np.ascontiguousarray([a[2] for a in arrays], dtype=float)
+    modes, probs, weights, widths = _kernel_arrays(instance, policies, table_size)
     lam = float(instance.eta.sum() + instance.mu.sum())
     n_steps, n_warm = _step_counts(lam, float(horizon), warmup)
     threshold, alias = alias_table(event_rates(instance))
     means = np.empty((len(policies), len(indices), instance.n_classes + 1))
     events = np.empty((len(policies), len(indices)), dtype=np.int64)
+    bound = np.empty((len(policies), len(indices)), dtype=np.int64)
     for row, r in enumerate(indices):
-        means[:, row], events[:, row] = _simulate_kernel(
-            instance.n_classes, threshold, alias, modes, probs, weights, n_warm, n_steps,
-            replication_states(seed, keys, r), start_loads,
+        means[:, row], events[:, row], bound[:, row] = _simulate_kernel(
+            instance.n_classes, threshold, alias, modes, probs, weights, widths, n_warm,
+            n_steps, replication_states(seed, keys, r), start_loads,
         )  # fmt: skip
         if progress is not None:
             for _ in policies:
                 progress()
     blocks = {}
-    for p, policy in enumerate(policies):
-        blocks[policy] = ReplicationBlock(
-            policy=policy,
+    for p, name in enumerate(names):
+        blocks[name] = ReplicationBlock(
+            policy=name,
             indices=indices,
             means=means[p],
             costs=np.array([replication_cost(m, instance.cost) for m in means[p]], dtype=float),
             events_per_replication=tuple(int(e) for e in events[p]),
             steps=len(indices) * (n_warm + n_steps),
+            table_bound_per_replication=tuple(int(b) for b in bound[p]),
         )
     return blocks
 
 
 def simulate(
     instance: Instance,
-    policy: str,
+    policy: Any,
     *,
     horizon: float,
     warmup: float | None = None,
@@ -597,6 +706,7 @@ def simulate(
     seed: int = 0,
     keys: tuple = (),
     start: str = "empty",
+    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
 ) -> SimulationResult:
@@ -627,7 +737,10 @@ def simulate(
     instance:
         The multi-skilled system.
     policy:
-        One of :data:`POLICIES`.
+        One of :data:`POLICIES`, or a user index policy: ``"path/to/file.py:name"``, a
+        callable ``index(server, jobs, instance) -> float`` or a
+        :class:`~queue_routing.user_policy.UserPolicy` (:mod:`queue_routing.user_policy`,
+        ``docs/README.md#your-own-policy``).
     horizon:
         Measured time per replication (time units, > 0).
     warmup:
@@ -650,6 +763,11 @@ def simulate(
         Bernoulli loads, i.e. the exact stationary law under optimal Bernoulli routing (no
         initialisation bias for that policy; a congested start for the dynamic policies, whose
         cost it can only bias upwards, i.e. against them, when the warm-up is short).
+    table_size:
+        User policies: the index is tabulated for ``jobs = 0..table_size`` at every server
+        (>= 1). Arrivals that find a compared server beyond it are counted in the result's
+        ``table_bound`` and reported by a :class:`TableBoundWarning`; unused by the built-in
+        policies.
 
     job_sizes:
         The job-size law (mean 1): ``None`` or ``"exponential"`` for the uniformised chain
@@ -662,7 +780,9 @@ def simulate(
     ------
     ValueError
         For an unknown policy, a non-positive or non-finite horizon, a negative warm-up,
-        fewer than two replications or a negative seed (the message names the argument).
+        fewer than two replications or a negative seed (the message names the argument);
+        :class:`~queue_routing.user_policy.UserPolicyError` for a user policy that cannot be
+        loaded or gives a value that is not a finite number >= 0.
 
     Examples
     --------
@@ -682,14 +802,24 @@ def simulate(
 
         return simulate_general(
             instance, policy, job_sizes=job_sizes, horizon=horizon, warmup=warmup,
-            replications=replications, seed=seed, keys=keys, start=start, progress=progress,
+            replications=replications, seed=seed, keys=keys, start=start,
+            table_size=table_size, progress=progress,
         )  # fmt: skip
     warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
+    policy = _resolve(policy)
     t0 = time.perf_counter()
     block = simulate_replications(
         instance, policy, range(replications), horizon=horizon, warmup=warmup, seed=seed,
-        keys=keys, start=start, progress=progress,
+        keys=keys, start=start, table_size=table_size, progress=progress,
     )  # fmt: skip
+    if block.table_bound:
+        warnings.warn(
+            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
+            f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
+            "raise table_size",
+            TableBoundWarning,
+            stacklevel=2,
+        )
     return SimulationResult.from_block(
         block, horizon=horizon, warmup=warmup, seed=seed, keys=keys,
         wall_seconds=time.perf_counter() - t0,
