@@ -550,7 +550,9 @@ def three_cluster_instance(block: Mapping[str, Any], clusters: int, **changes: A
     )
 
 
-def _heuristic_3(instance: Instance, policy: str, truncation: int, tol: float) -> markov.ChainResult:
+def _heuristic_3(
+    instance: Instance, policy: str, truncation: int, tol: float
+) -> markov.ChainResult:
     """Exact evaluation of a heuristic on three clusters at level ``truncation``, as
     :func:`_heuristic` (an index policy by its decision table up to the level, a rejection
     the level forces charged ``R``), the stationary law by the compiled solver to ``tol``."""
@@ -638,8 +640,8 @@ def three_cluster_sweep(block: Mapping[str, Any], sweep: str) -> pd.DataFrame:
     the columns of :func:`two_cluster_sweep` plus ``load`` (``lam / sum m_k mu_k``),
     ``states``, ``iterations`` and ``seconds`` of the optimal policy's value iteration (all
     levels). Two clusters: :func:`evaluate_point` (:mod:`.markov`); three:
-    :func:`evaluate_point_3`; BS in closed form for both; both start at level ``block["truncation"]`` with tolerance
-    ``block["tol"]`` (cost per unit time)."""
+    :func:`evaluate_point_3`; BS in closed form for both; both start at level
+    ``block["truncation"]`` with tolerance ``block["tol"]`` (cost per unit time)."""
     rows = []
     points = _points_3(block, sweep)
     progress = Progress(len(points), f"three-cluster {sweep} sweep", unit="point", logger=log)

@@ -270,6 +270,7 @@ _THREE_PANELS = (
     ("pure_routing", "load", "load, pure routing"),
 )
 _LAW_STYLE = {"constant": "o", "uniform": "D", "exponential": "P"}
+_LAW_COLORS = {"constant": PALETTE[0], "uniform": PALETTE[4], "exponential": PALETTE[5]}
 
 
 @styled
@@ -289,8 +290,6 @@ def three_cluster_figure(df: pd.DataFrame) -> tuple[Figure, str]:
     panels = [p for p in _THREE_PANELS if (df["sweep"] == p[0]).any()]
     fig, axes = new_figure(1, len(panels), figsize=(3.3 * len(panels) + 0.8, 3.7), sharey=True)
     axes = np.asarray(axes).reshape(-1)
-    three = df[(df["clusters"] == 3) & (df["sweep"] == "load")]
-    base = df[df["clusters"] == 3].iloc[0]
     dropped = 0
     for ax, (sweep, xcol, label) in zip(axes, panels, strict=True):
         part = df[df["sweep"] == sweep]
@@ -316,17 +315,18 @@ def three_cluster_figure(df: pd.DataFrame) -> tuple[Figure, str]:
                     rows[f"gap_{p}_pct"].to_numpy(float)[ok],
                     linestyle=style,
                     marker=_LAW_STYLE[law] if law else MARKERS[lab],
-                    mfc=COLORS[lab] if n == 3 else "white",
-                    color=COLORS[lab] if law is None else None,
+                    mfc=(COLORS[lab] if law is None else _LAW_COLORS[law]) if n == 3 else "white",
+                    color=COLORS[lab] if law is None else _LAW_COLORS[law],
                     label=f"{name}, n = {n}",
                     markersize=4,
                     zorder=3,
                 )
         ax.axhline(0.0, color="0.3", linewidth=0.8)
         ax.set_yscale("symlog", linthresh=1.0)
-        r_cost = float(three["rejection_cost"].iloc[0]) if len(three) else float("nan")
-        ax.set_xlabel(label.format(R=f"{r_cost:g}", load=f"{float(base['load']):g}"))
-        ax.legend(fontsize=6, loc="best")
+        first = part.iloc[0]
+        ax.set_xlabel(label.format(R=f"{first['rejection_cost']:g}", load=f"{first['load']:g}"))
+        if sweep in ("load", "distribution"):
+            ax.legend(fontsize=6, loc="best", ncols=2 if sweep == "load" else 1)
     axes[0].set_ylabel("gap to optimal cost (%), symlog")
     row3 = df[df["clusters"] == 3].iloc[0]
     row2 = df[df["clusters"] == 2].iloc[0]
@@ -344,7 +344,7 @@ def three_cluster_figure(df: pd.DataFrame) -> tuple[Figure, str]:
         f"(final L = {_span(df['L'])}). Symmetric-log axis, linear below 1%."
         + (
             f" {dropped} points whose cost the truncation decides (IO never rejects when "
-            "R > 1) are left out, as in the gap table."
+            "R ≥ 1) are left out, as in the gap table."
             if dropped
             else ""
         )
