@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..progress import Progress
 from ..seeding import rng_for
-from . import markov, policies, splitting
+from . import markov, policies, splitting, three_cluster
 from .indices import IndexabilityWarning
 from .model import Instance
 
@@ -556,8 +556,6 @@ def _heuristic_3(
     """Exact evaluation of a heuristic on three clusters at level ``truncation``, as
     :func:`_heuristic` (an index policy by its decision table up to the level, a rejection
     the level forces charged ``R``), the stationary law by the compiled solver to ``tol``."""
-    from . import three_cluster
-
     if policy == "bs":
         return three_cluster.evaluate_3(instance, "bs", truncation, tol=tol)
     with warnings.catch_warnings():
@@ -578,8 +576,6 @@ def evaluate_point_3(instance: Instance, *, truncation: int, tol: float) -> dict
     more than :data:`BOUND_FRACTION` of the arrivals (its cost at ``L`` is then set by the
     truncation, not by the policy); also the value iteration's ``states``, ``iterations``
     and ``seconds``."""
-    from . import three_cluster
-
     opt = three_cluster.optimal_policy_3_converged(instance, truncation, tol)
     L = int(opt.truncation)
     row: dict[str, Any] = {
