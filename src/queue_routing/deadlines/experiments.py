@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -574,8 +573,9 @@ def evaluate_point_3(instance: Instance, *, truncation: int, tol: float) -> dict
     flagged ``bound_<p>`` if it moves by more than ``tol`` between ``L`` and
     ``ceil(1.5 L)``, or, without that second solve, if the level decides the decision of
     more than :data:`BOUND_FRACTION` of the arrivals (its cost at ``L`` is then set by the
-    truncation, not by the policy); also the value iteration's ``states``, ``iterations``
-    and ``seconds``."""
+    truncation, not by the policy); also the value iteration's ``states`` and
+    ``iterations`` (all levels; its wall time is not a column, so that reruns are
+    byte-identical: ``benchmarks/deadlines.py`` times it)."""
     opt = three_cluster.optimal_policy_3_converged(instance, truncation, tol)
     L = int(opt.truncation)
     row: dict[str, Any] = {
@@ -583,7 +583,6 @@ def evaluate_point_3(instance: Instance, *, truncation: int, tol: float) -> dict
         "cost_optimal": float(opt.cost),
         "states": (L + 1) ** instance.n_clusters,
         "iterations": int(opt.iterations),
-        "seconds": float(opt.seconds),
     }
     for p in HEURISTICS:
         if p == "bs":  # the untruncated closed form
@@ -634,8 +633,8 @@ def three_cluster_sweep(block: Mapping[str, Any], sweep: str) -> pd.DataFrame:
     """Two rows per point of ``sweep`` (:data:`THREE_CLUSTER_SWEEPS`), ``clusters`` 2 and 3
     (:func:`three_cluster_instance`: the same load, rejection cost and deadline law), with
     the columns of :func:`two_cluster_sweep` plus ``load`` (``lam / sum m_k mu_k``),
-    ``states``, ``iterations`` and ``seconds`` of the optimal policy's value iteration (all
-    levels). Two clusters: :func:`evaluate_point` (:mod:`.markov`); three:
+    ``states`` and ``iterations`` of the optimal policy's value iteration (all levels; not
+    counted for two clusters). Two clusters: :func:`evaluate_point` (:mod:`.markov`); three:
     :func:`evaluate_point_3`; BS in closed form for both; both start at level
     ``block["truncation"]`` with tolerance ``block["tol"]`` (cost per unit time)."""
     rows = []
@@ -663,10 +662,8 @@ def three_cluster_sweep(block: Mapping[str, Any], sweep: str) -> pd.DataFrame:
                 "service_rates": " ".join(f"{float(mu):g}" for mu in inst.service_rates),
             }
             if n == 2:
-                t0 = time.perf_counter()
                 res = evaluate_point(inst, truncation=truncation, tol=tol)
-                res = {"states": (res["L"] + 1) ** 2, "iterations": math.nan,
-                       "seconds": time.perf_counter() - t0, **res}  # fmt: skip
+                res = {"states": (res["L"] + 1) ** 2, "iterations": math.nan, **res}
                 bs = policies.evaluate(inst, "bs")  # closed form, as for three clusters
                 res.update(cost_bs=float(bs.cost), rejection_bs=float(bs.rejection_rate),
                            truncation_bs=0.0, bound_bs=False)  # fmt: skip
