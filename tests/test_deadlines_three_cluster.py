@@ -336,3 +336,37 @@ def test_gap_table_pairs_points_and_drops_bound_ones():
     pi = table[(table["sweep"] == "load") & (table["policy"] == "PI")].iloc[0]
     assert (pi.mean_gap_2_pct, pi.mean_gap_3_pct, pi.n_points, pi.n_bound) == (1.0, 2.0, 1, 1)
     assert set(table["sweep"]) == {"load", "all"}
+
+
+def test_tiny_sweep_table_and_figure():
+    """The study end to end on a tiny block: matched rows, gaps recomputed from the costs,
+    BS in closed form, the optimum no worse than any heuristic, and the figure says "ours"."""
+    from queue_routing.deadlines.figures import three_cluster_figure
+
+    block = {"servers": [2, 1, 1], "service_rates": [1.0, 0.8, 0.6], "load": 0.7,
+             "rejection_cost": 0.8, "deadline": "constant", "mean_deadline": 1.0,
+             "uniform_spread": 0.5, "truncation": 6, "tol": 1e-4,
+             "sweeps": {"load": [0.7], "rejection_cost": [1.2], "distribution": ["exponential"],
+                        "distribution_loads": [0.6], "pure_routing": [0.5]}}  # fmt: skip
+    df = pd.concat(
+        [experiments.three_cluster_sweep(block, s) for s in experiments.THREE_CLUSTER_SWEEPS],
+        ignore_index=True,
+    )
+    assert list(df["clusters"]) == [2, 3] * 4
+    for row in df.itertuples():
+        inst = experiments.three_cluster_instance(
+            block, row.clusters, load=row.load, deadline=row.distribution,
+            rejection_cost=None if math.isnan(row.rejection_cost) else row.rejection_cost,
+        )  # fmt: skip
+        assert math.isclose(row.cost_bs, policies.evaluate(inst, "bs").cost, rel_tol=1e-12)
+        for p in experiments.HEURISTICS:
+            cost = getattr(row, f"cost_{p}")
+            assert math.isclose(
+                getattr(row, f"gap_{p}_pct"), 100 * (cost - row.cost_optimal) / row.cost_optimal
+            )
+            assert cost >= row.cost_optimal - 1e-4
+    table = experiments.three_cluster_gap_table(df)
+    assert set(table["sweep"]) == {*experiments.THREE_CLUSTER_SWEEPS, "all"}
+    fig, caption = three_cluster_figure(df)
+    assert len(fig.axes) == 4
+    assert caption.startswith("Ours") and "m = (2, 1, 1)" in caption
