@@ -19,14 +19,15 @@ the flat state grid and keeps everything else (decision rules, truncation semant
 * :func:`stationary_3` solves ``pi Q = 0`` by power iteration of the uniformised chain
   while it runs value iteration on the policy's cost, whose span bounds bracket the exact
   average cost; it stops when the bracket is within ``tol`` and the stationary law's cost
-  lies in it (:func:`evaluate_3` passes it to the evaluators of :mod:`.markov`).
+  lies in it (:func:`evaluate_3` passes it to the evaluators of :mod:`.markov`);
+  :func:`product_form_3` is the exact law of a Bernoulli split (independent clusters).
 * :func:`simulate_actions` simulates the queueing system itself (FCFS clusters, each job's
   own work and deadline) under a decision table: an independent check of the chain.
 
 The kernels take ``n <= 3`` clusters (a system of fewer clusters is padded with clusters of
 one level, which can never admit), so the same code is checked against :mod:`.markov` on two
 clusters. Memory: ``(L+1)^n`` doubles per array; the value iteration holds two arrays, the
-evaluation six plus the ``(L+1)^n x 3`` routing table.
+evaluation five plus the ``(L+1)^n x 3`` routing table.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -668,7 +668,3 @@ def simulate_actions(
         horizon=h,
         warmup=w,
     )
-
-
-#: Type of the ``solver`` argument of the evaluators of :mod:`.markov`.
-Solver = Callable[..., np.ndarray]
