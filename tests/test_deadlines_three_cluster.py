@@ -370,3 +370,22 @@ def test_tiny_sweep_table_and_figure():
     fig, caption = three_cluster_figure(df)
     assert len(fig.axes) == 4
     assert caption.startswith("Ours") and "m = (2, 1, 1)" in caption
+
+
+@pytest.mark.slow
+def test_enumeration_on_many_seeded_instances():
+    """The enumeration test on 150 seeded random instances (L = 1), rejection and pure
+    routing alternating."""
+    rng = np.random.default_rng(14)
+    for i in range(150):
+        servers = rng.integers(1, 4, 3)
+        mus = rng.uniform(0.2, 2.0, 3)
+        r_cost = None if i % 2 else float(rng.uniform(0.1, 3.0))
+        clusters = tuple(zip(servers.tolist(), mus.tolist(), strict=True))
+        load = rng.uniform(0.1, 0.95 if r_cost is None else 1.5)
+        deadline = Deadline("constant", t=float(rng.uniform(0.2, 3.0)))
+        inst = _inst(load * float(servers @ mus), r_cost, clusters, deadline)
+        best = min(_policy_cost(inst, 1, a) for a in _all_policies(inst, 1))
+        opt = optimal_policy_3(inst, 1, 1e-12)
+        assert opt.converged
+        assert abs(opt.cost - best) <= 1e-9 * max(1.0, best), i
