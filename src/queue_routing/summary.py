@@ -35,6 +35,7 @@ __all__ = [
     "TABLES",
     "class_set",
     "deadlines_summary",
+    "deadlines_three_cluster_summary",
     "fixed",
     "integer",
     "multiskill_summary",
@@ -530,6 +531,32 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     top = pure.loc[pure["arrival_rate"].idxmax()]
     out["B.pure_routing.max_arrival_rate"] = fixed(top["arrival_rate"], 1)
     out["B.pure_routing.max_load"] = fixed(top["load"], 2)
+    return out
+
+
+def deadlines_three_cluster_summary(gaps: pd.DataFrame) -> dict[str, str]:
+    """Part B's three-cluster numbers from ``deadlines_three_cluster_table/gaps.csv``
+    (:func:`queue_routing.deadlines.experiments.three_cluster_gap_table`), to be merged into
+    :func:`deadlines_summary`'s output once the rule ``summary`` reads that table:
+    ``B.three.<sweep>.<policy>.mean2|max2|mean3|max3``, the mean and largest gap (%, two
+    decimals) over the matched points with two and with three clusters (``sweep`` ``all``:
+    every point).
+
+    >>> gaps = pd.DataFrame({"sweep": ["all"], "policy": ["PI"], "mean_gap_2_pct": [1.858],
+    ...     "max_gap_2_pct": [4.996], "mean_gap_3_pct": [2.11], "max_gap_3_pct": [4.7224]})
+    >>> v = deadlines_three_cluster_summary(gaps)
+    >>> v["B.three.all.pi.mean2"], v["B.three.all.pi.max2"], v["B.three.all.pi.max3"]
+    ('1.86', '5.00', '4.72')
+    """
+    columns = ["mean_gap_2_pct", "max_gap_2_pct", "mean_gap_3_pct", "max_gap_3_pct"]
+    _require(gaps, ["sweep", "policy", *columns], "three_cluster")
+    out = {}
+    for row in gaps.itertuples():
+        p = f"B.three.{row.sweep}.{row.policy.lower()}"
+        for what, col in zip(("mean2", "max2", "mean3", "max3"), columns, strict=True):
+            value = getattr(row, col)
+            if math.isfinite(value):
+                out[f"{p}.{what}"] = fixed(value, 2)
     return out
 
 

@@ -209,6 +209,85 @@ rule deadlines_fig_large:
         "../scripts/deadlines_figures.py"
 
 
+# -- three clusters: the exact optimum against the heuristics, side by side with two --------
+DL3 = DL["three_cluster"]
+DL3_SWEEPS = ["load", "rejection_cost", "distribution", "pure_routing"]
+#: Predicted time of one sweep job (s): the four together measured 40 core-seconds (default).
+DL3_SECONDS = 30.0
+
+
+#: What one sweep job reads: the instance and truncation, and only its own sweep's values
+#: (distribution with its loads), so that changing one sweep reruns only its job.
+DL3_RUN = {k: v for k, v in DL3.items() if k != "sweeps"}
+DL3_SWEEP_KEYS = {s: [s] for s in DL3_SWEEPS} | {
+    "distribution": ["distribution", "distribution_loads"]
+}
+
+
+localrules:
+    deadlines_three_cluster_table,
+    deadlines_fig_three_cluster,
+
+
+rule deadlines_three_cluster:
+    output:
+        table="results/deadlines/deadlines_three_cluster/{tcsweep}.csv",
+    log:
+        "logs/deadlines/deadlines_three_cluster/{tcsweep}.log",
+    wildcard_constraints:
+        tcsweep=r"load|rejection_cost|distribution|pure_routing",
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources(lambda wildcards: DL3_SECONDS),
+    params:
+        block=lambda wildcards: {
+            **DL3_RUN,
+            "sweeps": {k: DL3["sweeps"][k] for k in DL3_SWEEP_KEYS[wildcards.tcsweep]},
+        },
+    message:
+        "Part B: exact optimum of three clusters and of the matched two, against BS, IO, PI, RB, along the {wildcards.tcsweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/deadlines_three_cluster.py"
+
+
+rule deadlines_three_cluster_table:
+    input:
+        sweeps=expand(rules.deadlines_three_cluster.output.table, tcsweep=DL3_SWEEPS),
+    output:
+        table=report_table(
+            "results/deadlines/deadlines_three_cluster_table/gaps.csv",
+            "deadlines_three_cluster_table",
+            "three clusters: gaps to the optimum",
+        ),
+        markdown="results/deadlines/deadlines_three_cluster_table/gaps.md",
+    log:
+        "logs/deadlines/deadlines_three_cluster_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: mean and max gap per policy and sweep, two and three clusters side by side"
+    script:
+        "../scripts/deadlines_three_cluster_table.py"
+
+
+rule deadlines_fig_three_cluster:
+    input:
+        sweeps=expand(rules.deadlines_three_cluster.output.table, tcsweep=DL3_SWEEPS),
+    output:
+        **figure("deadlines_three_cluster"),
+    log:
+        "logs/deadlines/deadlines_fig_three_cluster.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part B: gaps to the optimum of two and three clusters along every sweep"
+    script:
+        "../scripts/deadlines_three_cluster_figure.py"
+
+
 rule deadlines_all:
     input:
         rules.deadlines_gap_table.output,
@@ -217,3 +296,5 @@ rule deadlines_all:
         expand(rules.deadlines_fig_gap.output, sweep=DL_FIG_SWEEPS),
         rules.deadlines_fig_indices.output,
         rules.deadlines_fig_large.output,
+        rules.deadlines_three_cluster_table.output,
+        rules.deadlines_fig_three_cluster.output,

@@ -19,7 +19,10 @@ Modules:
   :func:`index_function`;
 * :mod:`.policy_comparison`: paired comparison of the policies on common random numbers,
   ratios to PI, the best when separated (:func:`compare_policies`);
-* :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical study (tables, figures).
+* :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical study (tables, figures);
+* :mod:`.three_cluster`: three clusters compiled: the optimal policy by relative value
+  iteration (:func:`optimal_policy_3`), exact evaluation by an iterative stationary solver
+  (:func:`evaluate_3`) and the simulation of a decision table (:func:`simulate_actions`).
 
 >>> from queue_routing.deadlines import Instance, evaluate
 >>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1],
@@ -85,6 +88,13 @@ from .policies import (
 from .policy_comparison import PolicyComparison, PolicyEstimate, compare_policies
 from .simulation import SimulationResult, simulate
 from .splitting import BernoulliSplit, ConvexityWarning, optimal_split
+from .three_cluster import (
+    ActionSimulation,
+    evaluate_3,
+    optimal_policy_3,
+    optimal_policy_3_converged,
+    simulate_actions,
+)
 
 __all__ = [
     "DEADLINE_KINDS",
@@ -94,6 +104,7 @@ __all__ = [
     "METHODS",
     "POLICIES",
     "REJECT",
+    "ActionSimulation",
     "BernoulliSplit",
     "ChainResult",
     "Cluster",
@@ -115,6 +126,7 @@ __all__ = [
     "compare_policies",
     "erlang_c",
     "evaluate",
+    "evaluate_3",
     "evaluate_actions",
     "evaluate_index_policy",
     "evaluate_split",
@@ -126,12 +138,15 @@ __all__ = [
     "miss_increments",
     "miss_probability",
     "optimal_policy",
+    "optimal_policy_3",
+    "optimal_policy_3_converged",
     "optimal_policy_converged",
     "optimal_split",
     "pi_increments",
     "pi_index",
     "rb_index",
     "simulate",
+    "simulate_actions",
     "simulate_policy",
     "sojourn_tail",
     "split_probabilities",

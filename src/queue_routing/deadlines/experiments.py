@@ -13,6 +13,8 @@ unit time, gaps in %.
 * :func:`gap_table`: mean and max gap per policy and sweep.
 * :func:`index_functions`: the indices ``nu^IO, nu^PI, nu^RB`` vs ``x`` on the base instance.
 * :func:`large_system`: simulated costs on ``n`` random clusters, relative to PI.
+* :func:`three_cluster_sweep`, :func:`three_cluster_gap_table`: the exact optimum of three
+  clusters against the heuristics, side by side with the matched two-cluster system.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import pandas as pd
 
 from ..progress import Progress
 from ..seeding import rng_for
-from . import markov, policies, splitting
+from . import markov, policies, splitting, three_cluster
 from . import policies as _policies  # where a parameter is named policies
 from .indices import IndexabilityWarning
 from .model import Instance
@@ -38,6 +40,7 @@ __all__ = [
     "LARGE_REPLICATION_COLUMNS",
     "POLICY_LABELS",
     "SWEEPS",
+    "THREE_CLUSTER_SWEEPS",
     "base_instance",
     "deadline_dict",
     "evaluate_point",
@@ -47,6 +50,9 @@ __all__ = [
     "large_system",
     "large_system_from_replications",
     "large_system_replications",
+    "three_cluster_gap_table",
+    "three_cluster_instance",
+    "three_cluster_sweep",
     "two_cluster_sweep",
 ]
 
@@ -526,4 +532,207 @@ def large_system_from_replications(
                 "table_bound": int(res.table_bound[p]),
             }
         )
+    return pd.DataFrame(rows)
+
+
+# -- three clusters: the exact optimum against the heuristics (issue 14) ------------------
+#: Sweeps of :func:`three_cluster_sweep` (``distribution`` is crossed with the loads of
+#: ``distribution_loads``).
+THREE_CLUSTER_SWEEPS = ("load", "rejection_cost", "distribution", "pure_routing")
+
+
+#: A heuristic whose decisions the truncation level changes for more than this fraction of
+#: the arrivals is flagged ``bound`` by :func:`evaluate_point_3` without a second solve.
+BOUND_FRACTION = 1e-3
+
+
+def three_cluster_instance(block: Mapping[str, Any], clusters: int, **changes: Any) -> Instance:
+    """The instance of the config block ``deadlines.three_cluster`` (keys ``servers``,
+    ``service_rates``, ``load``, ``rejection_cost``, ``deadline``, ``mean_deadline``,
+    ``uniform_spread``) with ``changes`` applied, on its first ``clusters`` clusters (2: the
+    matched two-cluster system; 3: all three), at arrival rate
+    ``lam = load * sum_{k <= clusters} m_k mu_k`` (jobs per unit time): the two systems of a
+    point share the load, the rejection cost and the deadline law."""
+    b = {**block, **changes}
+    m = [int(v) for v in b["servers"]][:clusters]
+    mu = [float(v) for v in b["service_rates"]][:clusters]
+    return Instance.from_dict(
+        {
+            "arrival_rate": float(b["load"]) * float(np.dot(m, mu)),
+            "servers": m,
+            "service_rates": mu,
+            "rejection_cost": None if b["rejection_cost"] is None else float(b["rejection_cost"]),
+            "deadline": deadline_dict(b["deadline"], b["mean_deadline"], b["uniform_spread"]),
+        }
+    )
+
+
+def _heuristic_3(
+    instance: Instance, policy: str, truncation: int, tol: float
+) -> markov.ChainResult:
+    """Exact evaluation of a heuristic on three clusters at level ``truncation``, as
+    :func:`_heuristic` (an index policy by its decision table up to the level, a rejection
+    the level forces charged ``R``), the stationary law by the compiled solver to ``tol``."""
+    if policy == "bs":
+        return three_cluster.evaluate_3(instance, "bs", truncation, tol=tol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IndexabilityWarning)
+        table = policies.index_table(instance, policy, truncation)
+    keys = policies.decision_table(instance, table)
+    return three_cluster.evaluate_3(instance, "index", truncation, table=keys, tol=tol)
+
+
+def evaluate_point_3(instance: Instance, *, truncation: int, tol: float) -> dict[str, Any]:
+    """:func:`evaluate_point` for three clusters, compiled
+    (:mod:`~queue_routing.deadlines.three_cluster`): the optimal cost by relative value
+    iteration with the level raised until the cost moves < ``tol`` (RVI to ``tol / 100``),
+    BS's cost in closed form (independent M/M/m_k queues, no truncation), every index
+    policy's exact cost at the final level ``L`` (stationary law to ``tol / 10``),
+    flagged ``bound_<p>`` if it moves by more than ``tol`` between ``L`` and
+    ``ceil(1.5 L)``, or, without that second solve, if the level decides the decision of
+    more than :data:`BOUND_FRACTION` of the arrivals (its cost at ``L`` is then set by the
+    truncation, not by the policy); also the value iteration's ``states`` and
+    ``iterations`` (all levels; its wall time is not a column, so that reruns are
+    byte-identical: ``benchmarks/deadlines.py`` times it)."""
+    opt = three_cluster.optimal_policy_3_converged(instance, truncation, tol)
+    L = int(opt.truncation)
+    row: dict[str, Any] = {
+        "L": L,
+        "cost_optimal": float(opt.cost),
+        "states": (L + 1) ** instance.n_clusters,
+        "iterations": int(opt.iterations),
+    }
+    for p in HEURISTICS:
+        if p == "bs":  # the untruncated closed form
+            res = policies.evaluate(instance, "bs")
+            row.update(cost_bs=float(res.cost), rejection_bs=float(res.rejection_rate),
+                       truncation_bs=0.0, bound_bs=False)  # fmt: skip
+            continue
+        res = _heuristic_3(instance, p, L, tol / 10.0)
+        bound = res.truncation_rate > BOUND_FRACTION * instance.arrival_rate
+        if tol < res.truncation_rate and not bound:
+            bigger = _heuristic_3(instance, p, math.ceil(1.5 * L), tol / 10.0)
+            bound = abs(bigger.cost - res.cost) > max(tol, 1e-6 * res.cost)
+        row[f"cost_{p}"] = float(res.cost)
+        row[f"rejection_{p}"] = float(res.rejection_rate)
+        row[f"truncation_{p}"] = float(res.truncation_rate)
+        row[f"bound_{p}"] = bool(bound)
+    for p in HEURISTICS:
+        row[f"gap_{p}_pct"] = 100.0 * (row[f"cost_{p}"] - row["cost_optimal"]) / row["cost_optimal"]
+    return row
+
+
+def _points_3(block: Mapping[str, Any], sweep: str) -> list[dict]:
+    sweeps = block["sweeps"]
+    if sweep == "load":
+        return [{"load": v} for v in sweeps["load"]]
+    if sweep == "rejection_cost":
+        return [{"rejection_cost": v} for v in sweeps["rejection_cost"]]
+    if sweep == "distribution":
+        return [
+            {"deadline": kind, "load": v}
+            for kind in sweeps["distribution"]
+            for v in sweeps["distribution_loads"]
+        ]
+    if sweep == "pure_routing":
+        return [{"load": v, "rejection_cost": None} for v in sweeps["pure_routing"]]
+    raise ValueError(f"sweep must be one of {THREE_CLUSTER_SWEEPS}, got {sweep!r}")
+
+
+_VARIED_3 = {
+    "load": "load",
+    "rejection_cost": "rejection_cost",
+    "distribution": "load",
+    "pure_routing": "load",
+}
+
+
+def three_cluster_sweep(block: Mapping[str, Any], sweep: str) -> pd.DataFrame:
+    """Two rows per point of ``sweep`` (:data:`THREE_CLUSTER_SWEEPS`), ``clusters`` 2 and 3
+    (:func:`three_cluster_instance`: the same load, rejection cost and deadline law), with
+    the columns of :func:`two_cluster_sweep` plus ``load`` (``lam / sum m_k mu_k``),
+    ``states`` and ``iterations`` of the optimal policy's value iteration (all levels; not
+    counted for two clusters). Two clusters: :func:`evaluate_point` (:mod:`.markov`); three:
+    :func:`evaluate_point_3`; BS in closed form for both; both start at level
+    ``block["truncation"]`` with tolerance ``block["tol"]`` (cost per unit time)."""
+    rows = []
+    points = _points_3(block, sweep)
+    progress = Progress(len(points), f"three-cluster {sweep} sweep", unit="point", logger=log)
+    truncation, tol = int(block["truncation"]), float(block["tol"])
+    for change in points:
+        b = {**block, **change}
+        for n in (2, 3):
+            inst = three_cluster_instance(block, n, **change)
+            row = {
+                "sweep": sweep,
+                "parameter": _VARIED_3[sweep],
+                "value": float(b[_VARIED_3[sweep]]),
+                "clusters": n,
+                "distribution": b["deadline"],
+                "load": float(b["load"]),
+                "arrival_rate": float(inst.arrival_rate),
+                "rejection_cost": math.nan
+                if b["rejection_cost"] is None
+                else float(b["rejection_cost"]),
+                "mean_deadline": float(b["mean_deadline"]),
+                "uniform_spread": float(b["uniform_spread"]),
+                "servers": " ".join(str(int(m)) for m in inst.servers),
+                "service_rates": " ".join(f"{float(mu):g}" for mu in inst.service_rates),
+            }
+            if n == 2:
+                res = evaluate_point(inst, truncation=truncation, tol=tol)
+                res = {"states": (res["L"] + 1) ** 2, "iterations": math.nan, **res}
+                bs = policies.evaluate(inst, "bs")  # closed form, as for three clusters
+                res.update(cost_bs=float(bs.cost), rejection_bs=float(bs.rejection_rate),
+                           truncation_bs=0.0, bound_bs=False)  # fmt: skip
+                res["gap_bs_pct"] = 100.0 * (bs.cost - res["cost_optimal"]) / res["cost_optimal"]
+            else:
+                res = evaluate_point_3(inst, truncation=truncation, tol=tol)
+            row.update(res)
+            rows.append(row)
+        progress.advance(extra=f"optimal cost {row['cost_optimal']:.6g} at truncation {row['L']}")
+    return pd.DataFrame(rows)
+
+
+def three_cluster_gap_table(sweeps: pd.DataFrame) -> pd.DataFrame:
+    """PI's question side by side: per sweep (and ``all`` sweeps together) and heuristic, the
+    mean and max gap (%) to the optimum on two clusters and on three, over the matched points
+    (same load, rejection cost and deadline law) whose cost the truncation decides for
+    neither system (``n_bound`` points excluded); ``best_3`` marks the smallest mean
+    three-cluster gap of each sweep. Rows with the same (sweep, value, distribution,
+    rejection cost) are a matched pair."""
+    key = ["sweep", "value", "distribution", "load", "rejection_cost"]
+    two = sweeps[sweeps["clusters"] == 2].set_index(key)
+    three = sweeps[sweeps["clusters"] == 3].set_index(key)
+    if not two.index.equals(three.index):
+        raise ValueError("three-cluster table: the two- and three-cluster points do not match")
+    groups = [(s, two.index.get_level_values("sweep") == s) for s in dict.fromkeys(sweeps["sweep"])]
+    groups.append(("all", np.ones(len(two), dtype=bool)))
+    rows = []
+    for sweep, sel in groups:
+        part = []
+        for p in HEURISTICS:
+            b2 = two[f"bound_{p}"].astype(bool).to_numpy()
+            b3 = three[f"bound_{p}"].astype(bool).to_numpy()
+            ok = sel & ~b2 & ~b3
+            g2 = two[f"gap_{p}_pct"].to_numpy()[ok]
+            g3 = three[f"gap_{p}_pct"].to_numpy()[ok]
+            part.append(
+                {
+                    "sweep": sweep,
+                    "policy": POLICY_LABELS[p],
+                    "mean_gap_2_pct": float(g2.mean()) if g2.size else math.nan,
+                    "max_gap_2_pct": float(g2.max()) if g2.size else math.nan,
+                    "mean_gap_3_pct": float(g3.mean()) if g3.size else math.nan,
+                    "max_gap_3_pct": float(g3.max()) if g3.size else math.nan,
+                    "n_points": int(ok.sum()),
+                    "n_bound": int((sel & (b2 | b3)).sum()),
+                }
+            )
+        best = min(
+            part, key=lambda r: np.inf if math.isnan(r["mean_gap_3_pct"]) else r["mean_gap_3_pct"]
+        )
+        for r in part:
+            r["best_3"] = r is best
+        rows += part
     return pd.DataFrame(rows)

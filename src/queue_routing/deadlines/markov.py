@@ -192,10 +192,11 @@ def _evaluate(
     lost: np.ndarray,
     changed: np.ndarray,
     forced: np.ndarray | None = None,
+    solver: Callable[..., np.ndarray] | None = None,
 ) -> ChainResult:
     n, L = _check_level(instance, truncation)
     x = _states(n, L)
-    pi = stationary(instance, L, route)
+    pi = stationary(instance, L, route) if solver is None else solver(instance, L, route, reject)
     lam = instance.arrival_rate
     pm = _miss_table(instance, L)
     miss_k = np.array([lam * np.dot(pi, route[:, k] * pm[k, x[:, k]]) for k in range(n)])
@@ -242,14 +243,20 @@ def _decide(instance: Instance, values: np.ndarray, blocked: np.ndarray) -> tupl
 
 
 def evaluate_index_policy(
-    instance: Instance, table, truncation: int, *, truncation_losses: bool = False
+    instance: Instance,
+    table,
+    truncation: int,
+    *,
+    truncation_losses: bool = False,
+    solver: Callable[..., np.ndarray] | None = None,
 ) -> ChainResult:
     """Exact rates of the index policy ``table[k][x]`` on the chain truncated at level
     ``L = truncation`` (rows may differ in length; beyond a row and at level ``L`` the
     cluster is closed): reject iff ``min_k nu_k(x_k) >= R``, else route to the smallest
     index, ties to the lowest ``k``. A rejection only the level forced is charged ``R``
     (rate ``forced_rejection_rate``), or lost with ``truncation_losses=True`` (module
-    docstring)."""
+    docstring). ``solver(instance, L, route, reject)`` replaces the sparse direct
+    :func:`stationary` (e.g. the compiled iterative one of :mod:`.three_cluster`)."""
     n, L = _check_level(instance, truncation)
     rows = [np.asarray(r, dtype=float).ravel() for r in table]
     if len(rows) != n:
@@ -272,14 +279,19 @@ def evaluate_index_policy(
     forced = reject * (1.0 - reject0)
     if truncation_losses:
         reject, lost = reject - forced, np.maximum(lost, forced)
-    return _evaluate(instance, L, route, reject, lost, changed.astype(float), forced)
+    return _evaluate(instance, L, route, reject, lost, changed.astype(float), forced, solver)
 
 
 def evaluate_split(
-    instance: Instance, truncation: int, split: BernoulliSplit | None = None
+    instance: Instance,
+    truncation: int,
+    split: BernoulliSplit | None = None,
+    *,
+    solver: Callable[..., np.ndarray] | None = None,
 ) -> ChainResult:
     """Exact rates of Bernoulli splitting (default: :func:`optimal_split`) on the chain
-    truncated at level ``L = truncation``: a job sent to a cluster at level ``L`` is lost."""
+    truncated at level ``L = truncation``: a job sent to a cluster at level ``L`` is lost.
+    ``solver`` as in :func:`evaluate_index_policy`."""
     n, L = _check_level(instance, truncation)
     split = optimal_split(instance) if split is None else split
     p = np.asarray(split.probabilities, dtype=float)
@@ -288,12 +300,19 @@ def evaluate_split(
     route = np.where(full, 0.0, p[None, :])
     lost = np.where(full, p[None, :], 0.0).sum(axis=1)
     reject = np.full(x.shape[0], split.rejection_probability)
-    return _evaluate(instance, L, route, reject, lost, lost > 0)
+    return _evaluate(instance, L, route, reject, lost, lost > 0, solver=solver)
 
 
-def evaluate_actions(instance: Instance, actions: np.ndarray, truncation: int) -> ChainResult:
+def evaluate_actions(
+    instance: Instance,
+    actions: np.ndarray,
+    truncation: int,
+    *,
+    solver: Callable[..., np.ndarray] | None = None,
+) -> ChainResult:
     """Exact rates of a deterministic decision table ``actions`` of shape ``(L+1,)*n``
-    (``L = truncation``): ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`."""
+    (``L = truncation``): ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`.
+    ``solver`` as in :func:`evaluate_index_policy`."""
     n, L = _check_level(instance, truncation)
     a = np.asarray(actions).reshape(-1)
     x = _states(n, L)
@@ -304,7 +323,7 @@ def evaluate_actions(instance: Instance, actions: np.ndarray, truncation: int) -
     if np.any(route[x == L] > 0):
         raise ValueError("actions route to a cluster at level L")
     lost = (a == LOST).astype(float)
-    return _evaluate(instance, L, route, (a == REJECT).astype(float), lost, lost)
+    return _evaluate(instance, L, route, (a == REJECT).astype(float), lost, lost, solver=solver)
 
 
 # ---------------------------------------------------------------------------------------
