@@ -436,7 +436,25 @@ def _deadlines_tables():
         }
     )
     pure = pd.DataFrame({"arrival_rate": [2.0, 4.0, 3.0], "load": [0.43, 0.8696, 0.65]})
-    return {"gap": gap, "large": large, "pure_routing": pure}
+    three = pd.DataFrame(
+        {
+            "sweep": ["all", "all", "load"],
+            "policy": ["PI", "IO", "PI"],
+            "mean_gap_2_pct": [1.858, float("nan"), 2.004],
+            "max_gap_2_pct": [4.996, float("nan"), 4.0],
+            "mean_gap_3_pct": [2.1099, 7.5, 1.996],
+            "max_gap_3_pct": [4.7224, 9.0, 3.7],
+        }
+    )
+    return {"gap": gap, "large": large, "pure_routing": pure, "three": three}
+
+
+def test_deadlines_summary_three_clusters():
+    v = summary.deadlines_summary(_deadlines_tables())
+    assert (v["B.three.all.pi.mean2"], v["B.three.all.pi.max2"]) == ("1.86", "5.00")
+    assert (v["B.three.all.pi.mean3"], v["B.three.all.pi.max3"]) == ("2.11", "4.72")
+    assert v["B.three.load.pi.mean3"] == "2.00"
+    assert "B.three.all.io.mean2" not in v and v["B.three.all.io.mean3"] == "7.50"  # NaN: none
 
 
 def test_deadlines_summary():

@@ -68,6 +68,7 @@ TABLES: dict[str, dict[str, str]] = {
         "gap": "mean / max gap to the optimum per sweep (deadlines_gap_table)",
         "large": "large systems by simulation (deadlines_large_table)",
         "pure_routing": "the pure-routing sweep (deadlines_two_cluster)",
+        "three": "gaps to the optimum, two vs three clusters (deadlines_three_cluster_table)",
     },
     "C": {
         "time_average": "stationary time averages per r (serverpools_stochastic_summary)",
@@ -495,7 +496,10 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     ...                       "ratio": [1.0, 2.14, 1.0, 2.66],
     ...                       "ratio_ci95": [0.0, 0.1, 0.0, 0.2], "best": ["PI"] * 4})
     >>> pure = pd.DataFrame({"arrival_rate": [2.0, 4.0], "load": [0.43, 0.8696]})
-    >>> values = deadlines_summary({"gap": gap, "large": large, "pure_routing": pure})
+    >>> three = pd.DataFrame({"sweep": ["all"], "policy": ["PI"], "mean_gap_2_pct": [1.858],
+    ...     "max_gap_2_pct": [4.996], "mean_gap_3_pct": [2.11], "max_gap_3_pct": [4.7224]})
+    >>> values = deadlines_summary(
+    ...     {"gap": gap, "large": large, "pure_routing": pure, "three": three})
     >>> values["B.gap.arrival_rate.pi.mean"], values["B.gap.arrival_rate.rb.max"]
     ('1.7', '7.1')
     >>> values["B.large.bs.ratio_min"], values["B.large.bs.ratio_max"]
@@ -531,16 +535,16 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     top = pure.loc[pure["arrival_rate"].idxmax()]
     out["B.pure_routing.max_arrival_rate"] = fixed(top["arrival_rate"], 1)
     out["B.pure_routing.max_load"] = fixed(top["load"], 2)
+    out.update(deadlines_three_cluster_summary(tables["three"]))
     return out
 
 
 def deadlines_three_cluster_summary(gaps: pd.DataFrame) -> dict[str, str]:
     """Part B's three-cluster numbers from ``deadlines_three_cluster_table/gaps.csv``
-    (:func:`queue_routing.deadlines.experiments.three_cluster_gap_table`), to be merged into
-    :func:`deadlines_summary`'s output once the rule ``summary`` reads that table:
-    ``B.three.<sweep>.<policy>.mean2|max2|mean3|max3``, the mean and largest gap (%, two
-    decimals) over the matched points with two and with three clusters (``sweep`` ``all``:
-    every point).
+    (:func:`queue_routing.deadlines.experiments.three_cluster_gap_table`), part of
+    :func:`deadlines_summary`'s output: ``B.three.<sweep>.<policy>.mean2|max2|mean3|max3``,
+    the mean and largest gap (%, two decimals) over the matched points with two and with
+    three clusters (``sweep`` ``all``: every point).
 
     >>> gaps = pd.DataFrame({"sweep": ["all"], "policy": ["PI"], "mean_gap_2_pct": [1.858],
     ...     "max_gap_2_pct": [4.996], "mean_gap_3_pct": [2.11], "max_gap_3_pct": [4.7224]})
@@ -549,7 +553,7 @@ def deadlines_three_cluster_summary(gaps: pd.DataFrame) -> dict[str, str]:
     ('1.86', '5.00', '4.72')
     """
     columns = ["mean_gap_2_pct", "max_gap_2_pct", "mean_gap_3_pct", "max_gap_3_pct"]
-    _require(gaps, ["sweep", "policy", *columns], "three_cluster")
+    _require(gaps, ["sweep", "policy", *columns], "three")
     out = {}
     for row in gaps.itertuples():
         p = f"B.three.{row.sweep}.{row.policy.lower()}"

@@ -19,6 +19,7 @@ rule summary:
         multiskill_job_sizes=rules.multiskill_job_sizes_table.output.summary,
         deadlines_gap=rules.deadlines_gap_table.output.table,
         deadlines_large=rules.deadlines_large_table.output.table,
+        deadlines_three=rules.deadlines_three_cluster_table.output.table,
         deadlines_pure_routing=expand(
             rules.deadlines_two_cluster.output.table, sweep="pure_routing"
         ),
