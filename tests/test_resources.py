@@ -197,7 +197,7 @@ def test_smoke_and_default_dags_keep_one_chunk_per_job(tmp_path):
     chunking), so the smoke and default DAGs are those of one job per size, example, ..."""
     total, jobs = _dry_run(tmp_path, SMOKE)
     labels = [m[2] for j in jobs if (m := PART_A.fullmatch(j["what"]))]
-    assert labels == ["i0-1_r0-2"] * 3 and total == 86
+    assert labels == ["i0-1_r0-2"] * 3 and total == 92
 
 
 def test_every_heavy_rule_is_retried_with_attempt_scaled_requests():
