@@ -84,6 +84,8 @@ DEADLINES_TABLES = [
     "results/deadlines/deadlines_indices/indices.csv",
     "results/deadlines/deadlines_large_table/large.csv",
     "results/deadlines/deadlines_large_table/large.md",
+    "results/deadlines/deadlines_three_cluster_table/gaps.csv",
+    "results/deadlines/deadlines_three_cluster_table/gaps.md",
 ]
 DEADLINES_FIGURES = [
     "deadlines_gap_distribution",
@@ -92,6 +94,7 @@ DEADLINES_FIGURES = [
     "deadlines_gap_pure_routing",
     "deadlines_indices",
     "deadlines_large",
+    "deadlines_three_cluster",
 ]
 MULTISKILL_FIGURES = [
     "multiskill_fig1_model",
@@ -173,6 +176,9 @@ REPORT_TABLES = [
     "examples.csv",
     "time_averages.csv",
     "covariance.csv",
+    "summary.csv",  # the job-size study's
+    "gaps.csv",  # the three-cluster study's
+    "distances.csv",  # the fluid limit's
 ]
 ALL_FIGURES = MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES
 PAPERS = {

@@ -608,7 +608,12 @@ def test_part_b_large_systems_carry_a_user_policy():
         {"sweep": ["arrival_rate"], "policy": ["PI"], "mean_gap_pct": [1.0], "max_gap_pct": [2.0]}
     )
     pure = pd.DataFrame({"arrival_rate": [2.0], "load": [0.4]})
-    out = summary.deadlines_summary({"gap": gap, "large": whole, "pure_routing": pure})
+    three = pd.DataFrame(
+        {"sweep": ["all"], "policy": ["PI"], "mean_gap_2_pct": [1.0], "max_gap_2_pct": [2.0],
+         "mean_gap_3_pct": [1.5], "max_gap_3_pct": [2.5]}
+    )  # fmt: skip
+    tables = {"gap": gap, "large": whole, "pure_routing": pure, "three": three}
+    out = summary.deadlines_summary(tables)
     assert f"B.large.{MISS_GUESS.lower()}.ratio_min" in out
 
 

@@ -199,9 +199,9 @@ rule serverpools_fluid_limit:
         rows="results/serverpools/serverpools_fluid_limit/{example}_r{r}.csv",
     log:
         "logs/serverpools/serverpools_fluid_limit/{example}_r{r}.log",
+    retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
-    retries: RETRIES
     threads: 1
     resources:
         **job_resources(sp_fluid_limit_seconds, sp_fluid_limit_mb),
