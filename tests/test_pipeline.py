@@ -151,15 +151,15 @@ def test_dry_run_of_default_config_lists_every_figure(tmp_path):
             assert f"figures/{name}.{ext}" in proc.stdout, name
 
 
-@pytest.mark.slow  # 3 minutes; the default run checks the same through the resume tests
+@pytest.mark.slow  # 3 minutes; the default run checks Part C's remade jobs (resume test)
 def test_two_clean_runs_are_byte_identical(smoke_run, tmp_path):
     """A second clean run, in another directory and on one core (so jobs run in another
     order), reproduces every table and every figure (PDF and PNG) byte for byte.
 
-    Behind ``slow``: in the default run, tests/test_resume.py's two runs between them make
-    every job of the smoke run afresh, in another directory and order, and compare every
-    table and figure with this reference byte for byte; in CI the SLURM test compares a
-    whole run made through SLURM with it."""
+    Behind ``slow``: in the default run, tests/test_resume.py's SIGKILL run remakes Part C's
+    jobs afresh in another directory and compares every table and figure with this reference
+    byte for byte (its SIGTERM run, which remakes Parts A and B, is behind ``slow`` too); in
+    CI the SLURM test compares every table of a whole run made through SLURM with it."""
     run_snakemake(tmp_path, "--configfile", str(SMOKE), cores=1)
     first, second = digests(smoke_run, figures=True), digests(tmp_path, figures=True)
     assert sorted(first) == sorted(second)

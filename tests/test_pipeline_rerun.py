@@ -64,13 +64,24 @@ def _downstream(workdir, rule: str) -> set[str]:
     return found
 
 
+#: The default run checks one sweep (the cheapest, 30 s); the other three are the same check on
+#: other rules, 30-60 s each on the smoke group's worker (the suite's critical path): slow.
 CASES = [
     # (sweep, value added, rule that the sweep expands, new jobs of that rule)
-    (("serverpools", "stochastic", "r"), 3000, "serverpools_stochastic", 2),  # two examples
+    pytest.param(
+        ("serverpools", "stochastic", "r"), 3000, "serverpools_stochastic", 2,  # two examples
+        marks=pytest.mark.slow,
+    ),
     (("deadlines", "large", "clusters"), 6, "deadlines_large", 1),
-    (("deadlines", "sweeps", "mean_deadline"), 3.0, "deadlines_two_cluster", 1),
-    (("multiskill", "sizes"), None, "multiskill_simulate", 1),  # see below: one more C
-]
+    pytest.param(
+        ("deadlines", "sweeps", "mean_deadline"), 3.0, "deadlines_two_cluster", 1,
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        ("multiskill", "sizes"), None, "multiskill_simulate", 1,  # see below: one more C
+        marks=pytest.mark.slow,
+    ),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("section", "value", "rule", "new_jobs"), CASES)
