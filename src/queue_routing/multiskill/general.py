@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,11 +52,11 @@ from .model import Instance
 from .simulation import (
     ReplicationBlock,
     SimulationResult,
-    TableBoundWarning,
     _check_args,
     _half_width,
     _policy_arrays,
     _resolve,
+    _warn_table_bound,
     alias_table,
     replication_cost,
     table_index,
@@ -468,13 +467,7 @@ def simulate_general(
     )  # fmt: skip
     wall = time.perf_counter() - t0
     if block.table_bound:
-        warnings.warn(
-            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
-            f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
-            "raise table_size",
-            TableBoundWarning,
-            stacklevel=2,
-        )
+        _warn_table_bound(block, table_size)
     means, costs = block.means, block.costs
     with np.errstate(invalid="ignore", divide="ignore"):
         per_rep = block.response_sums / block.departures

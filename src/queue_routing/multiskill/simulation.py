@@ -90,6 +90,18 @@ _MAX_STEPS = 2**62
 _MAX_TABLE_ENTRIES = 10**7
 
 
+def _warn_table_bound(block: Any, table_size: int) -> None:
+    """A :class:`TableBoundWarning` naming how many measured arrivals of ``block`` (a
+    :class:`ReplicationBlock` of a user policy) found a server beyond its index table."""
+    warnings.warn(
+        f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
+        f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
+        "raise table_size",
+        TableBoundWarning,
+        stacklevel=3,
+    )
+
+
 class TableBoundWarning(UserWarning):
     """A simulation of a user policy in which some arrivals found a server beyond the index
     table (``x_j > table_size``): those decisions are the truncated table's (the server
@@ -813,13 +825,7 @@ def simulate(
         keys=keys, start=start, table_size=table_size, progress=progress,
     )  # fmt: skip
     if block.table_bound:
-        warnings.warn(
-            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
-            f"server beyond the index table (x > {table_size}; decided as if it were +inf); "
-            "raise table_size",
-            TableBoundWarning,
-            stacklevel=2,
-        )
+        _warn_table_bound(block, table_size)
     return SimulationResult.from_block(
         block, horizon=horizon, warmup=warmup, seed=seed, keys=keys,
         wall_seconds=time.perf_counter() - t0,
