@@ -28,87 +28,77 @@ Modules (each a layer; a reader of Part B or C finds the same layers there):
 True
 """
 
-from .compare import (
-    AllSharingSolution,
-    all_sharing,
-    compare,
-    no_sharing_cost,
-    switching_curve,
-    switching_point,
-)
-from .exact import solve_exact, solve_exact_batch
-from .fixed_point import (
-    INITIAL_PARTITIONS,
-    UPDATE_RULES,
-    FixedPointTrace,
-    fixed_point,
-    initial_partition,
-)
-from .generic import GENERIC_METHODS, solve_generic
-from .instances import random_instance, random_instances, table1, table1_initial_partitions
-from .markov import ChainResult, stationary_cost
-from .model import (
-    BOTH,
-    DEDICATED,
-    SHARED,
-    Instance,
-    InstanceError,
-    Partition,
-    UnstableInstanceError,
-    delta,
-    holding_cost,
-    partition_at,
-    stability_margin,
-)
-from .policy_comparison import PolicyComparison, PolicyEstimate, compare_policies
-from .result import Solution
-from .simulation import POLICIES, SimulationResult, policy_weights, simulate
-from .solvers import METHODS, solve
-from .two_class import TwoClassSolution, solve_two_class
+from queue_routing._lazy import lazy_exports
 
-__all__ = [
-    "BOTH",
-    "DEDICATED",
-    "GENERIC_METHODS",
-    "INITIAL_PARTITIONS",
-    "METHODS",
-    "POLICIES",
-    "SHARED",
-    "UPDATE_RULES",
-    "AllSharingSolution",
-    "ChainResult",
-    "FixedPointTrace",
-    "Instance",
-    "InstanceError",
-    "Partition",
-    "PolicyComparison",
-    "PolicyEstimate",
-    "SimulationResult",
-    "Solution",
-    "TwoClassSolution",
-    "UnstableInstanceError",
-    "all_sharing",
-    "compare",
-    "compare_policies",
-    "delta",
-    "fixed_point",
-    "holding_cost",
-    "initial_partition",
-    "no_sharing_cost",
-    "partition_at",
-    "policy_weights",
-    "random_instance",
-    "random_instances",
-    "simulate",
-    "solve",
-    "solve_exact",
-    "solve_exact_batch",
-    "solve_generic",
-    "solve_two_class",
-    "stability_margin",
-    "stationary_cost",
-    "switching_curve",
-    "switching_point",
-    "table1",
-    "table1_initial_partitions",
-]
+# Each public name and the submodule that defines it, imported on first use: a script that
+# needs one figure function does not pay for the compiled simulators (PEP 562).
+_EXPORTS = {
+    ".compare": (
+        "AllSharingSolution",
+        "all_sharing",
+        "compare",
+        "no_sharing_cost",
+        "switching_curve",
+        "switching_point",
+    ),
+    ".exact": (
+        "solve_exact",
+        "solve_exact_batch",
+    ),
+    ".fixed_point": (
+        "INITIAL_PARTITIONS",
+        "UPDATE_RULES",
+        "FixedPointTrace",
+        "fixed_point",
+        "initial_partition",
+    ),
+    ".generic": (
+        "GENERIC_METHODS",
+        "solve_generic",
+    ),
+    ".instances": (
+        "random_instance",
+        "random_instances",
+        "table1",
+        "table1_initial_partitions",
+    ),
+    ".markov": (
+        "ChainResult",
+        "stationary_cost",
+    ),
+    ".model": (
+        "BOTH",
+        "DEDICATED",
+        "SHARED",
+        "Instance",
+        "InstanceError",
+        "Partition",
+        "UnstableInstanceError",
+        "delta",
+        "holding_cost",
+        "partition_at",
+        "stability_margin",
+    ),
+    ".policy_comparison": (
+        "PolicyComparison",
+        "PolicyEstimate",
+        "compare_policies",
+    ),
+    ".result": ("Solution",),
+    ".simulation": (
+        "POLICIES",
+        "SimulationResult",
+        "policy_weights",
+        "simulate",
+    ),
+    ".solvers": (
+        "METHODS",
+        "solve",
+    ),
+    ".two_class": (
+        "TwoClassSolution",
+        "solve_two_class",
+    ),
+}
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)
