@@ -33,6 +33,7 @@ Units: eigenvalues and entries of A_u, A_c are per unit time; psi, x per unit r.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +135,13 @@ def tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, pool_sizes: np.ndar
     """
     rates = np.asarray(rates, dtype=float)
     edges = check_spanning_tree(np.asarray(edges), rates.shape[0], rates.shape[1])
-    return _flow_matrix(edges, rates) @ _load_balancing_map(edges, np.asarray(pool_sizes, float))
+    return _tree_a_underloaded(edges, rates, np.asarray(pool_sizes, float))
+
+
+def _tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """:func:`tree_a_underloaded` without the spanning-tree check (float arrays; for callers
+    whose ``edges`` are a spanning tree by construction, such as the instability search)."""
+    return _flow_matrix(edges, rates) @ _load_balancing_map(edges, beta)
 
 
 def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
@@ -185,10 +192,14 @@ def spectrum(a: np.ndarray) -> np.ndarray:
     return _sorted(np.linalg.eigvals(np.asarray(a, dtype=float)))
 
 
+@functools.lru_cache(maxsize=64)
 def _complement_basis(n: int) -> np.ndarray:
-    """Orthonormal basis of the orthogonal complement of the ones vector, ``(n, n - 1)``."""
+    """Orthonormal basis of the orthogonal complement of the ones vector, ``(n, n - 1)``
+    (read-only: computed once per n)."""
     q, _ = np.linalg.qr(np.column_stack([np.ones(n), np.eye(n)[:, : n - 1]]))
-    return q[:, 1:]
+    basis = q[:, 1:]
+    basis.flags.writeable = False
+    return basis
 
 
 def critical_spectrum(system_or_solution: ServerPoolSystem | SPPSolution):

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..seeding import rng_for
 from .errors import ServerPoolError
-from .linear import centering, critical_spectrum_of, spectrum, tree_a_underloaded
+from .linear import _tree_a_underloaded, centering, critical_spectrum_of, spectrum
 from .model import ServerPoolSystem
 from .tree import random_spanning_tree
 
@@ -248,11 +248,13 @@ def _search_size(seed, n_i, n_j, samples: range, kwargs, tol) -> SizeSummary:
     n_u = n_c = 0
     max_u = max_c = float("-inf")
     ex_u = ex_c = ex_s = None
+    p = centering(n_i)
     for k in samples:
         system = sample_system(seed, n_i, n_j, k, **kwargs)
-        a_u = tree_a_underloaded(system.activities, system.rates, system.pool_sizes)
+        # a spanning tree by construction (random_spanning_tree): no check per sample
+        a_u = _tree_a_underloaded(system.activities, system.rates, system.pool_sizes)
         eig_u = spectrum(a_u)
-        eig_c, others = critical_spectrum_of(a_u @ centering(n_i))
+        eig_c, others = critical_spectrum_of(a_u @ p)
         threshold = tol * float(system.rates.max())
         re_u = float(eig_u.real.max())
         re_c = float(others.real.max()) if others.size else float("-inf")

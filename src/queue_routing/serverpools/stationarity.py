@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from ..stats import t_cdf, t_quantile
 
 __all__ = [
     "DEFAULT_BURN_IN_MARGIN",
@@ -177,7 +178,7 @@ def halves_test(batch_means, *, level: float = DEFAULT_LEVEL) -> StationarityChe
     se = float(math.sqrt(2.0 * s2 / (m * k)))
     if se > 0:
         stat = diff / se
-        p = float(2.0 * stats.t.sf(abs(stat), dof))
+        p = float(2.0 * t_cdf(-abs(stat), dof))  # scipy.stats.t.sf, bit for bit
     else:
         stat = 0.0 if diff == 0 else math.copysign(math.inf, diff)
         p = 1.0 if diff == 0 else 0.0
@@ -240,7 +241,7 @@ def mean_interval(values, *, confidence: float = 0.95) -> MeanInterval:
     if n < 2:
         return MeanInterval(float(x[0]), math.nan, math.nan, 1, confidence)
     se = float(x.std(ddof=1) / math.sqrt(n))
-    t = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1))
+    t = float(t_quantile(0.5 + confidence / 2.0, n - 1))
     return MeanInterval(float(x.mean()), se, t * se, n, confidence)
 
 
