@@ -118,10 +118,13 @@ def _flow_matrix(edges: np.ndarray, rates: np.ndarray) -> np.ndarray:
     return g
 
 
-def tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, pool_sizes: np.ndarray) -> np.ndarray:
+def tree_a_underloaded(
+    edges: np.ndarray, rates: np.ndarray, pool_sizes: np.ndarray, *, check: bool = True
+) -> np.ndarray:
     """A_u = G M (per unit time) from the basic tree alone: ``edges`` (K_b, 2), a spanning
     tree of I u J (0-based (class, pool), checked), ``rates`` mu (I, J) in jobs per unit time
-    per server, ``pool_sizes`` beta (J,) in servers per unit r.
+    per server, ``pool_sizes`` beta (J,) in servers per unit r. ``check=False`` skips the
+    spanning-tree check, for callers whose edges are a tree by construction (the search).
 
     A_u depends on the tree, the rates on it and the proportions beta_j / sum beta only
     (module docstring), not on the arrival rates: this is :func:`a_underloaded` of any
@@ -134,14 +137,10 @@ def tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, pool_sizes: np.ndar
     [[-1.0, 0.0], [0.5, -1.5]]
     """
     rates = np.asarray(rates, dtype=float)
-    edges = check_spanning_tree(np.asarray(edges), rates.shape[0], rates.shape[1])
-    return _tree_a_underloaded(edges, rates, np.asarray(pool_sizes, float))
-
-
-def _tree_a_underloaded(edges: np.ndarray, rates: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """:func:`tree_a_underloaded` without the spanning-tree check (float arrays; for callers
-    whose ``edges`` are a spanning tree by construction, such as the instability search)."""
-    return _flow_matrix(edges, rates) @ _load_balancing_map(edges, beta)
+    edges = np.asarray(edges)
+    if check:
+        edges = check_spanning_tree(edges, rates.shape[0], rates.shape[1])
+    return _flow_matrix(edges, rates) @ _load_balancing_map(edges, np.asarray(pool_sizes, float))
 
 
 def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..seeding import rng_for
 from .errors import ServerPoolError
-from .linear import _tree_a_underloaded, centering, critical_spectrum_of, spectrum
+from .linear import centering, critical_spectrum_of, spectrum, tree_a_underloaded
 from .model import ServerPoolSystem
 from .tree import random_spanning_tree
 
@@ -252,7 +252,7 @@ def _search_size(seed, n_i, n_j, samples: range, kwargs, tol) -> SizeSummary:
     for k in samples:
         system = sample_system(seed, n_i, n_j, k, **kwargs)
         # a spanning tree by construction (random_spanning_tree): no check per sample
-        a_u = _tree_a_underloaded(system.activities, system.rates, system.pool_sizes)
+        a_u = tree_a_underloaded(system.activities, system.rates, system.pool_sizes, check=False)
         eig_u = spectrum(a_u)
         eig_c, others = critical_spectrum_of(a_u @ p)
         threshold = tol * float(system.rates.max())
