@@ -199,7 +199,7 @@ def test_optimum_equals_policy_iteration(r_cost):
 )
 def test_kernel_is_the_vectorised_value_iteration_bit_for_bit(clusters, level, r_cost, losses):
     inst = _inst(0.85 * sum(m * mu for m, mu in clusters), r_cost, clusters)
-    a = markov.optimal_policy(inst, level, 1e-8, truncation_losses=losses)
+    a = markov.optimal_policy_vectorised(inst, level, 1e-8, truncation_losses=losses)
     b = optimal_policy_3(inst, level, 1e-8, truncation_losses=losses)
     assert (a.cost, a.lower, a.upper, a.iterations) == (b.cost, b.lower, b.upper, b.iterations)
     assert np.array_equal(a.actions, b.actions)
@@ -389,3 +389,18 @@ def test_enumeration_on_many_seeded_instances():
         opt = optimal_policy_3(inst, 1, 1e-12)
         assert opt.converged
         assert abs(opt.cost - best) <= 1e-9 * max(1.0, best), i
+
+
+def test_kernel_in_blocks_with_progress_and_warm_start_is_the_vectorised_iteration(monkeypatch):
+    # optimal_policy runs the kernel in blocks between progress reports and warm-starts from
+    # a smaller level's values: neither may change a bit of the result.
+    inst = _inst(0.9 * sum(m * mu for m, mu in THREE[:2]), 2.0, THREE[:2])
+    monkeypatch.setattr(markov, "_PROGRESS_BLOCK", 100)
+    calls = []
+    start = markov.optimal_policy_vectorised(inst, 8, 1e-6).relative_values
+    a = markov.optimal_policy_vectorised(inst, 14, 1e-10, h0=start)
+    b = markov.optimal_policy(inst, 14, 1e-10, h0=start, progress=lambda n, **kw: calls.append(n))
+    assert (a.cost, a.lower, a.upper, a.iterations) == (b.cost, b.lower, b.upper, b.iterations)
+    assert np.array_equal(a.relative_values, b.relative_values)
+    assert np.array_equal(a.actions, b.actions)
+    assert sum(calls) == b.iterations and len(calls) >= 2

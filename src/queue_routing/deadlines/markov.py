@@ -31,7 +31,8 @@ Stationary distributions: ``scipy.sparse.linalg.spsolve`` on ``Q^T pi = 0`` with
 ``pi(0) = 1`` fixed and the balance equation of state 0 dropped (the rest is nonsingular for
 an irreducible chain; a dense normalisation row would fill the LU factors), then normalised.
 Optimal policy: relative value iteration on the uniformised chain (rate
-``Lambda = lam + sum_k m_k mu_k``), vectorised over the state grid, stopped when the span
+``Lambda = lam + sum_k m_k mu_k``), a compiled kernel over the state grid (up to three
+clusters: fewer are padded with one-level clusters that never admit), stopped when the span
 bounds on the average cost ``g`` are within ``tol``.
 """
 
@@ -45,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.sparse.linalg import spsolve
 
 from ..errors import AccuracyError
@@ -62,6 +64,7 @@ __all__ = [
     "evaluate_split",
     "optimal_policy",
     "optimal_policy_converged",
+    "optimal_policy_vectorised",
 ]
 
 #: Action codes of a decision table: reject, or lost (no admissible cluster, pure routing).
@@ -371,6 +374,136 @@ def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
     return np.take(h, idx, axis=axis)
 
 
+#: Iterations per kernel call when progress is reported between calls.
+_PROGRESS_BLOCK = 1000
+
+_PAD = 3  # the kernels' number of cluster axes
+
+
+def _padded(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(dims, miss, dep, pad)``: grid sizes ``(3,)`` (a padding axis has size 1), miss
+    probabilities and departure rates ``mu_k min(x, m_k)`` of shape ``(3, L+1)``; real
+    cluster ``k`` is axis ``pad + k``."""
+    n = instance.n_clusters
+    pad = _PAD - n
+    dims = np.ones(_PAD, dtype=np.int64)
+    dims[pad:] = L + 1
+    miss = np.zeros((_PAD, L + 1))
+    miss[pad:] = _miss_table(instance, L)
+    dep = np.zeros((_PAD, L + 1))
+    x = np.arange(L + 1)
+    for k, c in enumerate(instance.clusters):
+        dep[pad + k] = c.rate * np.minimum(x, c.servers)
+    return dims, miss, dep, pad
+
+
+def _uniformisation(instance: Instance) -> float:
+    """``Lambda = lam + sum_k m_k mu_k`` (summed as :mod:`.markov` sums it)."""
+    return instance.arrival_rate + sum(c.capacity for c in instance.clusters)
+
+
+@njit(cache=True, nogil=True)
+def _rvi_kernel(
+    h, dims, miss, dep, lam, big_lam, rcost, losses, tol, max_iter
+):  # pragma: no cover - compiled
+    """Relative value iteration in place on ``h`` (flat, C order of ``dims``); returns
+    ``(iterations, lower, upper, converged)``. ``rcost = inf``: no rejection. ``losses``:
+    a job finding every cluster at its last level is lost, not rejected."""
+    d0, d1, d2 = dims[0], dims[1], dims[2]
+    s0, s1 = d1 * d2, d2
+    size = d0 * d1 * d2
+    th = np.empty(size)
+    inf = np.inf
+    lower = np.nan
+    upper = np.nan
+    for it in range(1, max_iter + 1):
+        lo = inf
+        hi = -inf
+        for a in range(d0):
+            for b in range(d1):
+                for c in range(d2):
+                    i = (a * d1 + b) * d2 + c
+                    hi_ = h[i]
+                    best = inf
+                    if a < d0 - 1:
+                        q = miss[0, a] + h[i + s0]
+                        if q < best:
+                            best = q
+                    if b < d1 - 1:
+                        q = miss[1, b] + h[i + s1]
+                        if q < best:
+                            best = q
+                    if c < d2 - 1:
+                        q = miss[2, c] + h[i + 1]
+                        if q < best:
+                            best = q
+                    full = a == d0 - 1 and b == d1 - 1 and c == d2 - 1
+                    if rcost < inf and not (losses and full):
+                        q = rcost + hi_
+                        if q < best:
+                            best = q
+                    if best == inf:
+                        best = hi_  # lost job: the state does not change
+                    r0, r1, r2 = dep[0, a], dep[1, b], dep[2, c]
+                    stay = big_lam - lam - (r0 + r1 + r2)
+                    t = lam * best + stay * hi_
+                    if a > 0:
+                        t += r0 * h[i - s0]
+                    if b > 0:
+                        t += r1 * h[i - s1]
+                    if c > 0:
+                        t += r2 * h[i - 1]
+                    t /= big_lam
+                    th[i] = t
+                    diff = t - hi_
+                    if diff < lo:
+                        lo = diff
+                    if diff > hi:
+                        hi = diff
+        lower = big_lam * lo
+        upper = big_lam * hi
+        ref = th[0]
+        for i in range(size):
+            h[i] = th[i] - ref
+        if upper - lower <= tol:
+            return it, lower, upper, True
+    return max_iter, lower, upper, False
+
+
+@njit(cache=True, nogil=True)
+def _greedy_actions(h, dims, miss, rcost, losses):  # pragma: no cover - compiled
+    """The greedy decision of every state for ``h``: axis (ties to the lowest), ``-1``
+    reject (after every cluster on ties), ``-2`` lost."""
+    d0, d1, d2 = dims[0], dims[1], dims[2]
+    s0, s1 = d1 * d2, d2
+    out = np.empty(d0 * d1 * d2, dtype=np.int64)
+    inf = np.inf
+    for a in range(d0):
+        for b in range(d1):
+            for c in range(d2):
+                i = (a * d1 + b) * d2 + c
+                best = inf
+                act = -2
+                if a < d0 - 1:
+                    q = miss[0, a] + h[i + s0]
+                    if q < best:
+                        best, act = q, 0
+                if b < d1 - 1:
+                    q = miss[1, b] + h[i + s1]
+                    if q < best:
+                        best, act = q, 1
+                if c < d2 - 1:
+                    q = miss[2, c] + h[i + 1]
+                    if q < best:
+                        best, act = q, 2
+                full = a == d0 - 1 and b == d1 - 1 and c == d2 - 1
+                if rcost < inf and not (losses and full):
+                    if rcost + h[i] < best:
+                        act = -1
+                out[i] = act
+    return out
+
+
 def optimal_policy(
     instance: Instance,
     truncation: int,
@@ -387,7 +520,8 @@ def optimal_policy(
     finding every cluster at ``L`` is lost (cost 0), and so it is with ``truncation_losses``
     when ``R`` is finite (instead of a rejection charged ``R``: the module docstring).
     Stops when ``upper - lower <= tol`` (cost per unit time). ``h0`` warm-starts the
-    relative values (any shape ``(L'+1,)*n``; cropped/edge-padded).
+    relative values (any shape ``(L'+1,)*n``; cropped/edge-padded). A compiled kernel over
+    the flat state grid; :func:`optimal_policy_vectorised` is the same iteration in numpy.
 
     The optimal policy beats optimal Bernoulli splitting, and the exact evaluation of its
     decision table gives back its cost:
@@ -406,6 +540,69 @@ def optimal_policy(
     """
     n, L = _check_level(instance, truncation)
     t0 = time.perf_counter()
+    dims, miss, dep, pad = _padded(instance, L)
+    shape = (L + 1,) * n
+    h = np.ascontiguousarray(_initial_values(h0, shape), dtype=float).reshape(-1).copy()
+    r_cost = instance.rejection_cost
+    rcost = math.inf if r_cost is None else float(r_cost)
+    losses = bool(truncation_losses)
+    big_lam = _uniformisation(instance)
+    lam = instance.arrival_rate
+    # The kernel's only state is h (updated in place), so running it in blocks of
+    # iterations, to report progress between them, is the uninterrupted iteration.
+    block = int(max_iter) if progress is None else _PROGRESS_BLOCK
+    it, lower, upper, converged = 0, math.nan, math.nan, False
+    while it < max_iter and not converged:
+        done, lower, upper, converged = _rvi_kernel(
+            h, dims, miss, dep, lam, big_lam, rcost, losses, float(tol),
+            min(block, int(max_iter) - it),
+        )  # fmt: skip
+        it += int(done)
+        if progress is not None:
+            progress(
+                int(done), extra=f"truncation {truncation}, span {upper - lower:.3g} (tol {tol:g})"
+            )
+    act = _greedy_actions(h, dims, miss, rcost, losses)
+    actions = np.where(act >= 0, act - pad, act).reshape(shape)
+    return OptimalPolicy(
+        cost=0.5 * (lower + upper),
+        lower=float(lower),
+        upper=float(upper),
+        actions=actions,
+        relative_values=h.reshape(shape),
+        iterations=it,
+        converged=bool(converged),
+        seconds=time.perf_counter() - t0,
+        truncation=L,
+    )
+
+
+def _initial_values(h0: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """Relative values to start from: zeros, or ``h0`` cropped / edge-padded to ``shape``."""
+    if h0 is None:
+        return np.zeros(shape)
+    h0 = np.asarray(h0, dtype=float)
+    L1, n = shape[0], len(shape)
+    return np.pad(h0[tuple(slice(0, L1) for _ in range(n))],
+                  [(0, max(0, L1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
+
+
+def optimal_policy_vectorised(
+    instance: Instance,
+    truncation: int,
+    tol: float = 1e-9,
+    *,
+    max_iter: int = 200_000,
+    h0: np.ndarray | None = None,
+    progress: Callable[..., Any] | None = None,
+    truncation_losses: bool = False,
+) -> OptimalPolicy:
+    """:func:`optimal_policy` in numpy, vectorised over the state grid: the same operator
+    with the arithmetic in the same order, so the two agree bit for bit (a test checks it).
+    Kept as the reference implementation of the compiled kernel and as the baseline of
+    ``benchmarks/deadlines.py``; about 10x slower at two clusters."""
+    n, L = _check_level(instance, truncation)
+    t0 = time.perf_counter()
     lam = instance.arrival_rate
     r_cost = instance.rejection_cost
     shape = (L + 1,) * n
@@ -417,12 +614,7 @@ def optimal_policy(
     miss = [pm[k][grids[k]] for k in range(n)]
     full = [grids[k] == L for k in range(n)]
     all_full = np.logical_and.reduce(full) if truncation_losses else np.zeros(shape, dtype=bool)
-    if h0 is None:
-        h = np.zeros(shape)
-    else:
-        h0 = np.asarray(h0, dtype=float)
-        h = np.pad(h0[tuple(slice(0, L + 1) for _ in range(n))],
-                   [(0, max(0, L + 1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
+    h = _initial_values(h0, shape)
     q = np.empty((n + 1, *shape))
     lower = upper = math.nan
     it = 0

@@ -5,16 +5,17 @@ simulation of a decision table (``docs/deadlines.md#three-clusters``); Niño-Mor
 The chain and the MDP are those of :mod:`.markov` (state ``x = (x_1..x_n)``, ``x_k = 0..L``
 jobs in cluster ``k``, ``L`` the ``truncation``; ``docs/deadlines.md#truncated-chain`` and
 ``#optimal-policy``). Two things do not scale from two to three clusters there: the
-vectorised value iteration builds ``n + 1`` temporary grids per iteration, and the sparse
+vectorised value iteration built ``n + 1`` temporary grids per iteration, and the sparse
 direct solve of the stationary law fills its LU factors (``(L+1)^3`` states at ``L = 40``:
 28 s, at ``L = 50``: 390 s on our machine). This module replaces both by numba kernels over
 the flat state grid and keeps everything else (decision rules, truncation semantics, the
 :class:`~queue_routing.deadlines.markov.ChainResult` and
 :class:`~queue_routing.deadlines.markov.OptimalPolicy` results):
 
-* :func:`optimal_policy_3` is :func:`~queue_routing.deadlines.markov.optimal_policy`, the
-  same operator, arithmetic in the same order (a test finds the two bit for bit equal on two
-  and three clusters); :func:`optimal_policy_3_converged` raises the level as
+* :func:`optimal_policy_3` is :func:`~queue_routing.deadlines.markov.optimal_policy`, whose
+  compiled kernel was written for this module and now serves every number of clusters (the
+  vectorised iteration, :func:`~queue_routing.deadlines.markov.optimal_policy_vectorised`, is
+  kept as its bit-for-bit reference); :func:`optimal_policy_3_converged` raises the level as
   :func:`~queue_routing.deadlines.markov.optimal_policy_converged` does.
 * :func:`stationary_3` solves ``pi Q = 0`` by power iteration of the uniformised chain
   while it runs value iteration on the policy's cost, whose span bounds bracket the exact
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,16 @@ from ..errors import AccuracyError
 from ..rng import next_uniform
 from ..stats import Replicated, t_half_width
 from . import markov
-from .markov import LOST, REJECT, ChainResult, OptimalPolicy, _check_level, _miss_table
+from .markov import (
+    _PAD,
+    LOST,
+    REJECT,
+    ChainResult,
+    OptimalPolicy,
+    _check_level,
+    _padded,
+    _uniformisation,
+)
 from .model import Instance
 from .simulation import _deadline_arguments, _exponential, replication_states
 
@@ -59,133 +68,6 @@ __all__ = [
     "stationary_3",
 ]
 
-_PAD = 3  # the kernels' number of cluster axes
-
-
-def _padded(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``(dims, miss, dep, pad)``: grid sizes ``(3,)`` (a padding axis has size 1), miss
-    probabilities and departure rates ``mu_k min(x, m_k)`` of shape ``(3, L+1)``; real
-    cluster ``k`` is axis ``pad + k``."""
-    n = instance.n_clusters
-    pad = _PAD - n
-    dims = np.ones(_PAD, dtype=np.int64)
-    dims[pad:] = L + 1
-    miss = np.zeros((_PAD, L + 1))
-    miss[pad:] = _miss_table(instance, L)
-    dep = np.zeros((_PAD, L + 1))
-    x = np.arange(L + 1)
-    for k, c in enumerate(instance.clusters):
-        dep[pad + k] = c.rate * np.minimum(x, c.servers)
-    return dims, miss, dep, pad
-
-
-def _uniformisation(instance: Instance) -> float:
-    """``Lambda = lam + sum_k m_k mu_k`` (summed as :mod:`.markov` sums it)."""
-    return instance.arrival_rate + sum(c.capacity for c in instance.clusters)
-
-
-# -- relative value iteration --------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _rvi_kernel(
-    h, dims, miss, dep, lam, big_lam, rcost, losses, tol, max_iter
-):  # pragma: no cover - compiled
-    """Relative value iteration in place on ``h`` (flat, C order of ``dims``); returns
-    ``(iterations, lower, upper, converged)``. ``rcost = inf``: no rejection. ``losses``:
-    a job finding every cluster at its last level is lost, not rejected."""
-    d0, d1, d2 = dims[0], dims[1], dims[2]
-    s0, s1 = d1 * d2, d2
-    size = d0 * d1 * d2
-    th = np.empty(size)
-    inf = np.inf
-    lower = np.nan
-    upper = np.nan
-    for it in range(1, max_iter + 1):
-        lo = inf
-        hi = -inf
-        for a in range(d0):
-            for b in range(d1):
-                for c in range(d2):
-                    i = (a * d1 + b) * d2 + c
-                    hi_ = h[i]
-                    best = inf
-                    if a < d0 - 1:
-                        q = miss[0, a] + h[i + s0]
-                        if q < best:
-                            best = q
-                    if b < d1 - 1:
-                        q = miss[1, b] + h[i + s1]
-                        if q < best:
-                            best = q
-                    if c < d2 - 1:
-                        q = miss[2, c] + h[i + 1]
-                        if q < best:
-                            best = q
-                    full = a == d0 - 1 and b == d1 - 1 and c == d2 - 1
-                    if rcost < inf and not (losses and full):
-                        q = rcost + hi_
-                        if q < best:
-                            best = q
-                    if best == inf:
-                        best = hi_  # lost job: the state does not change
-                    r0, r1, r2 = dep[0, a], dep[1, b], dep[2, c]
-                    stay = big_lam - lam - (r0 + r1 + r2)
-                    t = lam * best + stay * hi_
-                    if a > 0:
-                        t += r0 * h[i - s0]
-                    if b > 0:
-                        t += r1 * h[i - s1]
-                    if c > 0:
-                        t += r2 * h[i - 1]
-                    t /= big_lam
-                    th[i] = t
-                    diff = t - hi_
-                    if diff < lo:
-                        lo = diff
-                    if diff > hi:
-                        hi = diff
-        lower = big_lam * lo
-        upper = big_lam * hi
-        ref = th[0]
-        for i in range(size):
-            h[i] = th[i] - ref
-        if upper - lower <= tol:
-            return it, lower, upper, True
-    return max_iter, lower, upper, False
-
-
-@njit(cache=True, nogil=True)
-def _greedy_actions(h, dims, miss, rcost, losses):  # pragma: no cover - compiled
-    """The greedy decision of every state for ``h``: axis (ties to the lowest), ``-1``
-    reject (after every cluster on ties), ``-2`` lost."""
-    d0, d1, d2 = dims[0], dims[1], dims[2]
-    s0, s1 = d1 * d2, d2
-    out = np.empty(d0 * d1 * d2, dtype=np.int64)
-    inf = np.inf
-    for a in range(d0):
-        for b in range(d1):
-            for c in range(d2):
-                i = (a * d1 + b) * d2 + c
-                best = inf
-                act = -2
-                if a < d0 - 1:
-                    q = miss[0, a] + h[i + s0]
-                    if q < best:
-                        best, act = q, 0
-                if b < d1 - 1:
-                    q = miss[1, b] + h[i + s1]
-                    if q < best:
-                        best, act = q, 1
-                if c < d2 - 1:
-                    q = miss[2, c] + h[i + 1]
-                    if q < best:
-                        best, act = q, 2
-                full = a == d0 - 1 and b == d1 - 1 and c == d2 - 1
-                if rcost < inf and not (losses and full):
-                    if rcost + h[i] < best:
-                        act = -1
-                out[i] = act
-    return out
-
 
 def optimal_policy_3(
     instance: Instance,
@@ -196,10 +78,11 @@ def optimal_policy_3(
     h0: np.ndarray | None = None,
     truncation_losses: bool = False,
 ) -> OptimalPolicy:
-    """:func:`~queue_routing.deadlines.markov.optimal_policy` (same arguments, result and
-    stopping rule: span bounds within ``tol``, cost per unit time) by a compiled kernel, for
-    ``n <= 3`` clusters at level ``L = truncation`` (``(L+1)^n`` states): relative value
-    iteration of ``docs/deadlines.md#optimal-policy``, uniformised at
+    """:func:`~queue_routing.deadlines.markov.optimal_policy` without its progress reports
+    (same arguments, result and stopping rule: span bounds within ``tol``, cost per unit
+    time; the same compiled kernel), for ``n <= 3`` clusters at level ``L = truncation``
+    (``(L+1)^n`` states): relative value iteration of ``docs/deadlines.md#optimal-policy``,
+    uniformised at
     ``Lambda = lam + sum_k m_k mu_k``. ``h0`` warm-starts it (shape ``(L'+1,)*n``, cropped
     or edge-padded).
 
@@ -214,37 +97,8 @@ def optimal_policy_3(
     >>> bool(abs(res.cost - opt.cost) < 1e-7)
     True
     """
-    n, L = _check_level(instance, truncation)
-    t0 = time.perf_counter()
-    dims, miss, dep, pad = _padded(instance, L)
-    shape = (L + 1,) * n
-    if h0 is None:
-        h = np.zeros(shape)
-    else:
-        h0 = np.asarray(h0, dtype=float)
-        h = np.pad(h0[tuple(slice(0, L + 1) for _ in range(n))],
-                   [(0, max(0, L + 1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
-    h = np.ascontiguousarray(h, dtype=float).reshape(-1).copy()
-    r_cost = instance.rejection_cost
-    rcost = math.inf if r_cost is None else float(r_cost)
-    losses = bool(truncation_losses)
-    big_lam = _uniformisation(instance)
-    lam = instance.arrival_rate
-    it, lower, upper, converged = _rvi_kernel(
-        h, dims, miss, dep, lam, big_lam, rcost, losses, float(tol), int(max_iter)
-    )
-    act = _greedy_actions(h, dims, miss, rcost, losses)
-    actions = np.where(act >= 0, act - pad, act).reshape(shape)
-    return OptimalPolicy(
-        cost=0.5 * (lower + upper),
-        lower=float(lower),
-        upper=float(upper),
-        actions=actions,
-        relative_values=h.reshape(shape),
-        iterations=int(it),
-        converged=bool(converged),
-        seconds=time.perf_counter() - t0,
-        truncation=L,
+    return markov.optimal_policy(
+        instance, truncation, tol, max_iter=max_iter, h0=h0, truncation_losses=truncation_losses
     )
 
 
