@@ -395,7 +395,7 @@ def test_kernel_in_blocks_with_progress_and_warm_start_is_the_vectorised_iterati
     # optimal_policy runs the kernel in blocks between progress reports and warm-starts from
     # a smaller level's values: neither may change a bit of the result.
     inst = _inst(0.9 * sum(m * mu for m, mu in THREE[:2]), 2.0, THREE[:2])
-    monkeypatch.setattr(markov, "_PROGRESS_BLOCK", 100)
+    monkeypatch.setattr(markov, "_KERNEL_BLOCK", 100)
     calls = []
     start = markov.optimal_policy_vectorised(inst, 8, 1e-6).relative_values
     a = markov.optimal_policy_vectorised(inst, 14, 1e-10, h0=start)

@@ -374,8 +374,9 @@ def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
     return np.take(h, idx, axis=axis)
 
 
-#: Iterations per kernel call when progress is reported between calls.
-_PROGRESS_BLOCK = 1000
+#: Iterations per call of the value-iteration kernel: progress reports and Python's signal
+#: handlers (Ctrl-C, SIGTERM of a cluster job) run between calls.
+_KERNEL_BLOCK = 1000
 
 _PAD = 3  # the kernels' number of cluster axes
 
@@ -549,8 +550,8 @@ def optimal_policy(
     big_lam = _uniformisation(instance)
     lam = instance.arrival_rate
     # The kernel's only state is h (updated in place), so running it in blocks of
-    # iterations, to report progress between them, is the uninterrupted iteration.
-    block = int(max_iter) if progress is None else _PROGRESS_BLOCK
+    # iterations is the uninterrupted iteration.
+    block = _KERNEL_BLOCK
     it, lower, upper, converged = 0, math.nan, math.nan, False
     while it < max_iter and not converged:
         done, lower, upper, converged = _rvi_kernel(
