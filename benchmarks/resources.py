@@ -1,4 +1,4 @@
-"""Calibration of the jobs' cost model (``queue_routing.resources``) on this machine.
+"""Calibration of the jobs' cost model (``queue_routing.workflow.resources``) on this machine.
 
 Usage::
 
@@ -7,11 +7,12 @@ Usage::
 Measures, on one core, each unit cost that the cost model multiplies by a job's work -- a
 uniformised step of Part A's kernel, an arrival of Part B's simulator per policy, an event of
 Part C's kernel, a sample of the instability search, the start-up of a job -- and prints it
-next to the constant of ``queue_routing.resources``, with their ratio (measured / model: the
-model's constants sit at the upper end of what was measured on the development machine, so
-the ratios should be at most about 1; the requests add the safety factor on top). The last
-line reads ``resources: worst measured/model ratio <r> (<quantity>)`` over the timings (the
-rows marked ``check:`` compare the model's inputs with the instances: at most 1 is right).
+next to the constant of ``queue_routing.workflow.resources``, with their ratio (measured /
+model: the model's constants sit at the upper end of what was measured on the machine of the
+README's "Benchmarks", so the ratios should be at most about 1; the requests add the safety
+factor on top). The last line reads ``resources: worst measured/model ratio <r>
+(<quantity>)`` over the timings (the rows marked ``check:`` compare the model's inputs with
+the instances: at most 1 is right).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
 import numpy as np
 from _common import machine
 
-from queue_routing import resources as cost
+from queue_routing.workflow import resources as cost
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,10 +21,10 @@ TABLE_SUFFIXES = {".csv", ".md", ".json"}
 SNAKEFILE = ROOT / "Snakefile"
 #: Files under results/ that are not results and are deliberately not byte-stable:
 #: provenance.json records the git state, library versions and platform of the run
-#: (queue_routing.provenance), which differ between otherwise identical runs elsewhere.
+#: (queue_routing.workflow.provenance), which differ between otherwise identical runs elsewhere.
 NOT_RESULTS = {"results/provenance.json"}
 #: The per-chunk outputs of the heavy rules (``results/<part>/<rule>/.../<chunk label>[_kind]
-#: .csv|.json``, queue_routing.chunks): their names and contents depend on how the work is
+#: .csv|.json``, queue_routing.workflow.chunks): their names and contents depend on how the work is
 #: split, unlike the tables aggregated from them.
 CHUNK_FILE = re.compile(r"(?:i\d+-\d+_)?r\d+-\d+(?:_[a-z]+)?\.(?:csv|json)")
 #: A split of the smoke config's work different from its own (one chunk per job): every heavy

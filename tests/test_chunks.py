@@ -13,7 +13,7 @@ import math
 import pandas as pd
 import pytest
 
-from queue_routing.chunks import Chunk, balanced_blocks, parse_chunk, plan_chunks
+from queue_routing.workflow.chunks import Chunk, balanced_blocks, parse_chunk, plan_chunks
 
 
 def _round_trip(df: pd.DataFrame) -> pd.DataFrame:

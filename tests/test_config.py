@@ -1,6 +1,6 @@
 """The config schema is complete, and invalid configs fail with one line naming the key.
 
-The one-line errors are checked twice: on :func:`queue_routing.config.validate_config`
+The one-line errors are checked twice: on :func:`queue_routing.workflow.config.validate_config`
 directly (many cases, fast) and through ``snakemake`` itself (one case per kind of mistake),
 where the run must stop before any job and leave no output behind.
 """
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from _workflow import ROOT, SMOKE, environment, merged_config, snakemake_command
-from queue_routing.config import (
+from queue_routing.workflow.config import (
     RENAMED_KEYS,
     REPLACED_KEYS,
     ConfigError,

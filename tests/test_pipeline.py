@@ -12,7 +12,7 @@ from snakemake.utils import update_config
 
 import queue_routing
 from _workflow import ROOT, SMOKE, digests, run_snakemake
-from queue_routing.provenance import config_digest, git_state
+from queue_routing.workflow.provenance import config_digest, git_state
 
 MULTISKILL_TABLES = [
     "results/multiskill/multiskill_iteration_table/iterations.csv",

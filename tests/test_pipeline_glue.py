@@ -1,4 +1,4 @@
-"""queue_routing.pipeline.run_script and queue_routing.io.atomic_path under interruption.
+"""queue_routing.workflow.scripts.run_script and queue_routing.io.atomic_path under interruption.
 
 Each case runs a rule script's ``main`` through ``run_script`` in a child process (signal
 handlers belong to a process's main thread) with a stand-in for Snakemake's ``snakemake``
@@ -15,7 +15,7 @@ CHILD = textwrap.dedent(
     import os, signal, sys, time
     from types import SimpleNamespace
     from queue_routing.io import atomic_path
-    from queue_routing.pipeline import run_script
+    from queue_routing.workflow.scripts import run_script
 
     out, log, case = sys.argv[1], sys.argv[2], sys.argv[3]
     snakemake = SimpleNamespace(

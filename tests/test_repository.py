@@ -6,7 +6,7 @@
   with ``pyproject.toml`` (the citation file by a structural check of the Citation File
   Format 1.2.0: its official JSON schema ships with ``cffconvert``, which needs
   ``jsonschema < 4`` and so cannot live next to our ``jsonschema >= 4.18``);
-* ``queue_routing.provenance`` records what it promises;
+* ``queue_routing.workflow.provenance`` records what it promises;
 * ``snakemake`` finds the top-level Snakefile and the default profile ``profiles/default``.
 """
 
@@ -30,7 +30,7 @@ from packaging.version import Version
 
 import queue_routing
 from _workflow import ROOT, SMOKE, SNAKEFILE, SNAKEMAKE, environment
-from queue_routing import provenance
+from queue_routing.workflow import provenance
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 GIT = shutil.which("git")

@@ -1,7 +1,7 @@
 """Resources that follow the work: the cost model directly, and the requests of a dry run.
 
-The cost model (``queue_routing.resources``) turns each job's work into a predicted wall time
-and memory; the requests are those times the safety factor and the attempt. Checked here:
+The cost model (``queue_routing.workflow.resources``) turns each job's work into a predicted wall
+time and memory; the requests are those times the safety factor and the attempt. Checked here:
 the functions themselves (scaling with the work, the attempt, their constants against the
 instances they describe), and through ``snakemake -n`` that the large config's DAG has several
 hundred jobs, none predicted beyond its target, each requesting what the model predicts for
@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from _workflow import ROOT, SMOKE, merged_config, run_snakemake
-from queue_routing import resources as cost
-from queue_routing.chunks import parse_chunk
+from queue_routing.workflow import resources as cost
+from queue_routing.workflow.chunks import parse_chunk
 
 LARGE = ROOT / "workflow" / "config" / "large.yaml"
 DEFAULT = ROOT / "workflow" / "config" / "default.yaml"

@@ -1,4 +1,5 @@
-"""README numbers come from the pipeline (``figures/summary.md``, ``queue_routing.summary``).
+"""README numbers come from the pipeline (``figures/summary.md``,
+``queue_routing.workflow.summary``).
 
 README.md marks every result number of its results sections with the key of its value in the
 committed ``figures/summary.md``, which the rule ``summary`` writes from the pipeline's tables:
@@ -20,7 +21,7 @@ import pandas as pd
 import pytest
 
 from _workflow import ROOT
-from queue_routing import summary
+from queue_routing.workflow import summary
 
 README = ROOT / "README.md"
 SUMMARY = ROOT / "figures" / "summary.md"

@@ -24,7 +24,6 @@ from _stats import assert_mean_agrees
 from _workflow import DEFAULT_CONFIG as DEFAULT
 from _workflow import ROOT, SMOKE, merged_config, run_snakemake
 from queue_routing.cli import main
-from queue_routing.config import ConfigError, validate_config
 from queue_routing.deadlines import Instance as BInstance
 from queue_routing.deadlines import compare_policies as b_compare
 from queue_routing.deadlines import evaluate
@@ -53,6 +52,7 @@ from queue_routing.user_policy import (
     load_policy,
     resolve_policy,
 )
+from queue_routing.workflow.config import ConfigError, validate_config
 
 EXAMPLE = ROOT / "docs" / "examples" / "my_policy.py"
 PI_DAMPED = f"{EXAMPLE}:pi_damped"
@@ -511,13 +511,13 @@ def test_config_schema_accepts_user_policies_only_in_the_file_form():
 def test_pipeline_functions_carry_a_user_policy(tmp_path):
     """The chain of the pipeline's rules, in process: chunks' costs, the paired tables,
     Fig. 8 and 9 (a panel and a legend entry of its own) and the summary's keys."""
-    from queue_routing import summary
     from queue_routing.multiskill import figures
     from queue_routing.multiskill.experiments import (
         policy_comparison_from_costs,
         policy_replication_costs,
         table1_instances,
     )
+    from queue_routing.workflow import summary
 
     policies = ["bernoulli", "jsq", "pi", PI_DAMPED]
     run = {"policies": policies, "horizon": 20.0, "warmup": 2.0, "seed": 1}
@@ -569,7 +569,6 @@ def test_pipeline_functions_carry_a_user_policy(tmp_path):
 def test_part_b_large_systems_carry_a_user_policy():
     """Part B's large-system study with the example in its policy list: chunks reassembled
     give the unsplit rows, the figure has its legend entry, the summary its keys."""
-    from queue_routing import summary
     from queue_routing.deadlines import figures as b_figures
     from queue_routing.deadlines.experiments import (
         large_instance,
@@ -577,6 +576,7 @@ def test_part_b_large_systems_carry_a_user_policy():
         large_system_from_replications,
         large_system_replications,
     )
+    from queue_routing.workflow import summary
 
     inst = large_instance(
         1,

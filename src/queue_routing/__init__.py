@@ -24,8 +24,11 @@ Part C's runs, started at t = 0, end at ``t_end`` (warm-up included); the trunca
 chain of a part lives in its ``markov`` module.
 
 Shared floor: :mod:`.seeding` (random streams), :mod:`.stats` (confidence intervals),
-:mod:`.io` (atomic output), :mod:`.config` (config validation), :mod:`.pipeline` and
-:mod:`.plotting` (the Snakemake scripts' helpers), :mod:`.cli` (the ``queue-routing`` command).
+:mod:`.paired` (paired comparisons), :mod:`.checks` and :mod:`.errors` (arguments and
+errors), :mod:`.io` (atomic output), :mod:`.plotting` (figures), :mod:`.cli` (the
+``queue-routing`` command). The pipeline's own support (config validation, chunks, the jobs'
+cost model, the scripts' glue, provenance, the README's numbers) is the subpackage
+:mod:`.workflow`, which no part imports.
 """
 
 __version__ = "0.1.0"

@@ -101,7 +101,7 @@ class SignalExit:
 
 class SignalWatcher:
     """Only the fallback of :class:`SignalExit`, for code that keeps its own signal handlers
-    (the pipeline's :func:`~queue_routing.pipeline.run_script` turns SIGTERM into an orderly
+    (the pipeline's :func:`~queue_routing.workflow.scripts.run_script` turns SIGTERM into an orderly
     exit): the first SIGINT/SIGTERM wakes a watcher thread, which, if the process is still
     alive ``grace`` seconds later, calls ``on_force(signum)`` and exits with
     :func:`exit_status`. The handlers in place must be Python handlers (the wakeup fd is

@@ -1,10 +1,10 @@
 # Helpers shared by every part's rules.
-from queue_routing.chunks import LABEL_PATTERN
+from queue_routing.workflow.chunks import LABEL_PATTERN
 
 FIGURES = config["figures_dir"]
 
 # The heavy rules split their work into chunks, one job each, named by the `chunk` wildcard
-# (queue_routing.chunks; rules/jobs.smk plans them and sizes their requests).
+# (queue_routing.workflow.chunks; rules/jobs.smk plans them and sizes their requests).
 
 
 wildcard_constraints:

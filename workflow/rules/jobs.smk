@@ -1,10 +1,10 @@
 # Jobs of the heavy rules (README, "Scaling a study"): how each rule's work is split into
-# chunks (the `chunk` wildcard, queue_routing.chunks) and what each job requests, from the
-# cost model queue_routing.resources. Functions only (the rules are in the parts' files).
+# chunks (the `chunk` wildcard, queue_routing.workflow.chunks) and what each job requests, from the
+# cost model queue_routing.workflow.resources. Functions only (the rules are in the parts' files).
 import math
 
-from queue_routing import resources as cost
-from queue_routing.chunks import parse_chunk, plan_chunks
+from queue_routing.workflow import resources as cost
+from queue_routing.workflow.chunks import parse_chunk, plan_chunks
 
 SCALING = config["scaling"]
 RETRIES = SCALING["retries"]
@@ -202,7 +202,7 @@ _SP_N_SIZES = _SP_LARGEST[0] * _SP_LARGEST[1]
 #: notwithstanding); a larger search is cut into more chunks instead.
 SP_SEARCH_THREADS = 1
 #: Total arrival rate sum(lambda) of each example per unit r (its events per unit time are
-#: about 2 r sum(lambda), queue_routing.resources.serverpools_events).
+#: about 2 r sum(lambda), queue_routing.workflow.resources.serverpools_events).
 _SP_ARRIVAL_RATE = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES
 
 

@@ -1,8 +1,8 @@
 # README numbers: every result README.md quotes, computed from the key tables of the three
-# parts (queue_routing.summary) and written as figures/summary.md, committed with the PNGs.
+# parts (queue_routing.workflow.summary) and written as figures/summary.md, committed with the PNGs.
 # README.md marks each quoted number with its key (145.24838<!--A.table1.cost-->) and
 # tests/test_summary.py checks the marked numbers against the committed file.
-# Inputs are named <part name>_<table> (queue_routing.summary.PARTS and TABLES).
+# Inputs are named <part name>_<table> (queue_routing.workflow.summary.PARTS and TABLES).
 
 
 localrules:

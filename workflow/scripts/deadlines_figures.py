@@ -3,7 +3,7 @@
 import pandas as pd
 
 from queue_routing.deadlines import figures
-from queue_routing.pipeline import run_figure_script
+from queue_routing.workflow.scripts import run_figure_script
 
 
 def _draw(snakemake):

@@ -4,7 +4,7 @@ import pandas as pd
 
 from queue_routing.deadlines.experiments import gap_table
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

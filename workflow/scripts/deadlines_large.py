@@ -2,13 +2,13 @@
 configured policies (BS, IO, PI, RB by default) on n random clusters (thin adapter; the
 paired statistics are made by deadlines_large_table)."""
 
-from queue_routing.chunks import parse_chunk
 from queue_routing.deadlines.experiments import (
     configured_large_instance,
     large_system_replications,
 )
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.chunks import parse_chunk
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

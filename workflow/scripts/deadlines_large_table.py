@@ -8,7 +8,7 @@ from queue_routing.deadlines.experiments import (
     large_system_from_replications,
 )
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

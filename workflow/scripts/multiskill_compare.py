@@ -5,7 +5,7 @@ import pandas as pd
 from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.compare import compare
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

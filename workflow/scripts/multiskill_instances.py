@@ -2,7 +2,7 @@
 
 from queue_routing.io import write_json
 from queue_routing.multiskill.instances import random_instance
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

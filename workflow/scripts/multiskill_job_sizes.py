@@ -5,7 +5,7 @@ from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import job_sizes_rows
 from queue_routing.multiskill.instances import table1
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

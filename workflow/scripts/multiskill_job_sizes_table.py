@@ -5,7 +5,7 @@ import pandas as pd
 
 from queue_routing.io import atomic_path, write_table
 from queue_routing.multiskill.experiments import job_sizes_markdown, job_sizes_summary
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

@@ -4,7 +4,6 @@ the paired statistics are made by multiskill_simulation_table from every chunk).
 
 import pandas as pd
 
-from queue_routing.chunks import parse_chunk
 from queue_routing.io import read_json, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import (
@@ -13,7 +12,8 @@ from queue_routing.multiskill.experiments import (
     policy_replication_costs,
     table1_instances,
 )
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.chunks import parse_chunk
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

@@ -11,7 +11,7 @@ from queue_routing.multiskill.experiments import (
     table1_load_sweep_from_costs,
     verdict_summary,
 )
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def _concat(paths):

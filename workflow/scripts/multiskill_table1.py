@@ -2,7 +2,7 @@
 
 from queue_routing.io import write_table
 from queue_routing.multiskill.experiments import table1_solutions, table1_trajectories
-from queue_routing.pipeline import run_script
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

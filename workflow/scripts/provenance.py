@@ -1,4 +1,4 @@
-"""Write results/provenance.json (thin adapter; see queue_routing.provenance).
+"""Write results/provenance.json (thin adapter; see queue_routing.workflow.provenance).
 
 The record is measured in this job's own environment (under ``--sdm conda`` that is the
 rule's conda environment, which may differ from Snakemake's); git was measured once, when
@@ -8,8 +8,8 @@ process expected. A difference between the two is logged, not an error.
 
 import logging
 
-from queue_routing.pipeline import run_script
-from queue_routing.provenance import collect, write_provenance
+from queue_routing.workflow.provenance import collect, write_provenance
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

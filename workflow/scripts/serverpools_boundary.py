@@ -3,8 +3,8 @@
 import numpy as np
 
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools.experiments import boundary_crossings, boundary_scan
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

@@ -4,10 +4,10 @@
 import pandas as pd
 
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
 from queue_routing.serverpools.experiments import covariance_from_replications
 from queue_routing.serverpools.instances import example_system
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

@@ -1,9 +1,9 @@
 """SPP solution, duals and spectra of the example instances, and their JSON (thin adapter)."""
 
 from queue_routing.io import write_json, write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools.experiments import summarise_examples
 from queue_routing.serverpools.instances import EXAMPLES, example_system
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

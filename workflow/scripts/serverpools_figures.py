@@ -3,9 +3,9 @@
 import pandas as pd
 
 from queue_routing.io import read_json
-from queue_routing.pipeline import run_figure_script
 from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level
+from queue_routing.workflow.scripts import run_figure_script
 
 
 def _concat(paths):

@@ -1,10 +1,10 @@
 """Sup-distance of X^r/r from the fluid solution for one example at one r (thin adapter)."""
 
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
 from queue_routing.serverpools.experiments import fluid_limit_runs, fluid_limit_start
 from queue_routing.serverpools.instances import example_system
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

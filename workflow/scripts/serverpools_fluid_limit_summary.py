@@ -3,8 +3,8 @@
 import pandas as pd
 
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools.experiments import fluid_limit_slopes, fluid_limit_table
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

@@ -1,10 +1,10 @@
 """One chunk of the seeded instability search: a block of samples of some sizes (thin adapter;
 serverpools_search_summary merges the chunks)."""
 
-from queue_routing.chunks import parse_chunk
 from queue_routing.io import write_json
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools.experiments import search_chunk, search_sizes
+from queue_routing.workflow.chunks import parse_chunk
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

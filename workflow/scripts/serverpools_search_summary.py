@@ -1,8 +1,8 @@
 """The instability search over every size, merged from its chunks (thin adapter)."""
 
 from queue_routing.io import read_json, write_json, write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools.experiments import search_sizes, search_tables_from_chunks
+from queue_routing.workflow.scripts import run_script
 
 
 def _size(size):

@@ -1,11 +1,11 @@
 """Simulate one example at one scale r past its derived burn-in, one block of replications."""
 
-from queue_routing.chunks import parse_chunk
 from queue_routing.io import write_table
-from queue_routing.pipeline import run_script
 from queue_routing.serverpools import solve_spp
 from queue_routing.serverpools.experiments import stochastic_burn_in, stochastic_runs
 from queue_routing.serverpools.instances import example_system
+from queue_routing.workflow.chunks import parse_chunk
+from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):

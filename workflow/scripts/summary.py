@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from queue_routing import summary
 from queue_routing.io import atomic_path
-from queue_routing.pipeline import run_script
+from queue_routing.workflow import summary
+from queue_routing.workflow.scripts import run_script
 
 
 def _paths(item):

@@ -499,8 +499,8 @@ def simulate_policy_replications(
     per replication and without statistics
     (:func:`~queue_routing.deadlines.simulation.simulate_replications`): replication ``r`` is
     bit for bit replication ``r`` of the unsplit run, so a study split into replication
-    blocks (:mod:`queue_routing.chunks`) reassembles exactly. No :class:`TableBoundWarning`:
-    the block's ``table_bound_per_replication`` holds the counts."""
+    blocks (:mod:`queue_routing.workflow.chunks`) reassembles exactly. No
+    :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts."""
     _check_instance(instance)
     policy = _policy_or_user(policy, ("bs", *INDEX_POLICIES))
     horizon = _check_time("horizon", horizon)

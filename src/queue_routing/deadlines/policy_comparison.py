@@ -386,7 +386,7 @@ def paired_comparison(
     common streams ``(seed, keys, r)``, for every policy of ``policies`` and for PI (the
     baseline, even when not compared); ``table_bound[p]`` the policy's count of arrivals
     decided by the end of its index table (all replications). A study split into replication
-    blocks (:mod:`queue_routing.chunks`) reassembles the costs and calls this; an unsplit
+    blocks (:mod:`queue_routing.workflow.chunks`) reassembles the costs and calls this; an unsplit
     :func:`compare_policies` calls it too, so both give the same bits. ``simulations`` is
     empty when the comparison is made from costs. Policies are named as in the costs (user
     policies by their names, :func:`~queue_routing.user_policy.policy_name`, not loaded).

@@ -623,7 +623,7 @@ def simulate_replications(
     """The replications with the given indices of :func:`simulate` (any non-empty set),
     without statistics: replication ``r`` runs on the streams ``(seed, keys, r)`` exactly as
     replication ``r`` of an unsplit :func:`simulate`, so a study can be split into blocks of
-    replications (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
+    replications (:mod:`queue_routing.workflow.chunks`) and reassembled bit for bit. Arguments as in
     :func:`simulate`.
 
     >>> from queue_routing.deadlines import Instance

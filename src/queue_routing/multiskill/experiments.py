@@ -521,7 +521,7 @@ def policy_replication_costs(
     block of its replications; it writes the replications' costs (cost per unit time, the
     sufficient data of :func:`~.policy_comparison.paired_comparison`) and the aggregation
     does the statistics. Blocks of whole instances are the common case (the chunks of
-    :func:`queue_routing.chunks.plan_chunks` keep an instance's replications together while
+    :func:`queue_routing.workflow.chunks.plan_chunks` keep an instance's replications together while
     they fit a job); replication blocks serve instances too long for one job.
 
     Columns: the ``extra`` keys, then :data:`REPLICATION_COLUMNS`: ``n_classes, instance,
@@ -642,7 +642,7 @@ def table1_instances(
     """Table 1 with every intensity scaled by each factor: ``([(k, instance), ...], skipped)``,
     ``k`` the factor's index (the instance key of the load sweep): its position in
     ``factors``, or ``indices[position]`` when the factors are a chunk's share of a longer
-    list (:mod:`queue_routing.chunks`). Factors that make the instance unstable
+    list (:mod:`queue_routing.workflow.chunks`). Factors that make the instance unstable
     (Proposition 1) are skipped and returned in ``skipped``."""
     base = table1()
     keys = range(len(factors)) if indices is None else [int(k) for k in indices]

@@ -331,9 +331,9 @@ def paired_comparison(
     ``replication_costs[p][r]`` is the cost (per unit time) of replication ``r`` of policy
     ``p`` on the common streams of ``(seed, keys, r)``, for every policy of ``policies`` and
     for ``"bernoulli"`` (the control, even when not compared). This is what a study split
-    into replication blocks reassembles (:mod:`queue_routing.chunks`): the paired estimators
-    need every replication of an instance together, so the blocks' jobs write the costs and
-    the aggregation computes the comparison here, with the same arithmetic as an unsplit
+    into replication blocks reassembles (:mod:`queue_routing.workflow.chunks`): the paired
+    estimators need every replication of an instance together, so the blocks' jobs write the
+    costs and the aggregation computes the comparison here, with the same arithmetic as an unsplit
     :func:`compare_policies` (which calls this), hence the same bits. ``horizon``, ``warmup``,
     ``seed`` and ``keys`` are recorded in the result; ``simulations`` is empty when the
     comparison is made from costs. Policies are named as in the costs (built-in or user

@@ -586,7 +586,7 @@ def simulate_replications(
     Replication ``r`` runs on the streams :func:`replication_states` ``(seed, keys, r)``,
     exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
     study can be split into blocks of replications run by separate jobs
-    (:mod:`queue_routing.chunks`) and reassembled bit for bit. Arguments as in
+    (:mod:`queue_routing.workflow.chunks`) and reassembled bit for bit. Arguments as in
     :func:`simulate`; no statistics are computed (a block may hold one replication), and no
     :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts.
     :func:`simulate_policies` runs several policies on the same streams at once. With a

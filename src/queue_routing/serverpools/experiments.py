@@ -122,7 +122,7 @@ def search_chunk(
     workers: int = 1,
 ) -> list[dict[str, Any]]:
     """One chunk of the instability search: samples ``samples`` (a block of sample indices,
-    :mod:`queue_routing.chunks`) of every size in ``sizes``, one
+    :mod:`queue_routing.workflow.chunks`) of every size in ``sizes``, one
     :meth:`~.search.SizeSummary.to_dict` per size (JSON-ready, with the block's first sample
     under ``"first_sample"``).
 
@@ -587,7 +587,7 @@ def stochastic_runs(
     :func:`~.simulation.replication_states` ``(seed, ("stochastic", example, int(r), k))``
     (``docs/README.md#random-numbers``). ``replications`` is their number ``R``
     (replications ``0..R-1``) or the indices to run (a block of a split study,
-    :mod:`queue_routing.chunks`: the rows of the blocks, concatenated in index order, are
+    :mod:`queue_routing.workflow.chunks`: the rows of the blocks, concatenated in index order, are
     those of the unsplit run). Returns ``(trace, summary)``:
 
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
@@ -939,7 +939,7 @@ def covariance_replications(
 ) -> pd.DataFrame:
     """The time-averaged covariance of the scaled class totals of each replication: one
     chunk of :func:`covariance_table` (``replications``: their number ``R`` or the indices of
-    a block, :mod:`queue_routing.chunks`).
+    a block, :mod:`queue_routing.workflow.chunks`).
 
     Replication ``k`` runs on ``[0, t_end]``, draws from the streams
     :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``

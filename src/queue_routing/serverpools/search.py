@@ -160,7 +160,7 @@ class SizeSummary:
     @classmethod
     def merge(cls, parts: Sequence[SizeSummary]) -> SizeSummary:
         """One size's summary from those of consecutive sample blocks, in sample order (a
-        split search, :mod:`queue_routing.chunks`): counts added, largest real parts
+        split search, :mod:`queue_routing.workflow.chunks`): counts added, largest real parts
         maximised, each example that of the first block that has one -- the summary of the
         unsplit search, since every sample has its own stream."""
         if not parts:

@@ -625,7 +625,7 @@ def serverpools_summary(
     >>> values["C.fluid_limit.stable.low"], values["C.fluid_limit.stable.high"]
     ('−0.58', '−0.45')
     """
-    from .serverpools.experiments import fluid_limit_level
+    from ..serverpools.experiments import fluid_limit_level
 
     _tables(tables, "C")
     averages, verdicts = tables["time_average"], tables["slope"]
@@ -684,8 +684,8 @@ def serverpools_summary(
 _HEADER = (
     "# Numbers quoted in README.md\n"
     "\n"
-    "Written by the pipeline (rule `summary`, `queue_routing.summary`) from the tables named "
-    "in the last column; each value is formatted as README.md prints it, where a marker "
+    "Written by the pipeline (rule `summary`, `queue_routing.workflow.summary`) from the tables "
+    "named in the last column; each value is formatted as README.md prints it, where a marker "
     "`<!--key-->` follows the number (checked by `tests/test_summary.py`).\n"
     "\n"
     "| key | value | source table |\n"

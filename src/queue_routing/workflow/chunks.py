@@ -17,7 +17,7 @@ Snakemake rules carry it as the ``{chunk}`` wildcard and the job reads its work 
 label alone (:func:`parse_chunk`), not from the config's chunk sizes.
 
 :func:`plan_chunks` makes the split: explicit block sizes from the config, or, where a size
-is 0, the largest blocks whose predicted wall time (:mod:`queue_routing.resources`) stays
+is 0, the largest blocks whose predicted wall time (:mod:`queue_routing.workflow.resources`) stays
 within a target.
 """
 

@@ -186,7 +186,7 @@ def collect(
     measurement (the pipeline measures git once, when the workflow is parsed, and passes the
     result to the job that writes the record).
     """
-    from . import __version__
+    from .. import __version__
 
     if git is None:
         if source_dir is None:
@@ -204,7 +204,7 @@ def collect(
 
 def write_provenance(record: Mapping[str, Any], path: str | os.PathLike) -> None:
     """Write ``record`` as indented JSON with sorted keys (atomically, see :mod:`.io`)."""
-    from .io import atomic_path
+    from ..io import atomic_path
 
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")

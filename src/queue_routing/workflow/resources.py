@@ -1,7 +1,7 @@
 """Cost model of the pipeline's jobs: predicted wall time (s) and memory (MB) from their work.
 
 Every heavy rule's ``runtime`` (minutes) and ``mem_mb`` requests, and the chunking of its
-work (:func:`queue_routing.chunks.plan_chunks`), follow from the functions here: each turns
+work (:func:`queue_routing.workflow.chunks.plan_chunks`), follow from the functions here: each turns
 the work a job is given -- uniformised steps or events to simulate, samples to search,
 states of a chain -- into a predicted wall time on one core, with constants calibrated by
 ``benchmarks/resources.py`` (which prints the measured values next to these) on the

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .io import remove_live_temporaries
-from .signals import SignalWatcher
+from ..io import remove_live_temporaries
+from ..signals import SignalWatcher
 
 __all__ = ["remove_stale_temporaries", "run_figure_script", "run_script"]
 
@@ -84,7 +84,7 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
             for stale in remove_stale_temporaries(snakemake.output):
                 log.info("removed stale temporary file %s", stale)
             main(snakemake)
-        # wall time and peak memory: what the cost model (queue_routing.resources) predicts
+        # wall time and peak memory: what the cost model (queue_routing.workflow.resources) predicts
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
         log.info("done in %.2f s, peak memory %.0f MB", time.perf_counter() - start, peak_mb)
     except Terminated:
@@ -108,7 +108,7 @@ def run_figure_script(snakemake: Any, draw: Callable[[Any], tuple[Any, str]]) ->
     (the PNG next to the PDF, same stem) with the caption drawn under the axes, and
     ``caption``, the same caption as reStructuredText for the Snakemake report.
     """
-    from .plotting import save_caption, save_figure
+    from ..plotting import save_caption, save_figure
 
     def main(snakemake: Any) -> None:
         fig, caption = draw(snakemake)
