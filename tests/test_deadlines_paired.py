@@ -38,8 +38,9 @@ from queue_routing.deadlines import (
 )
 from queue_routing.deadlines.experiments import large_instance
 from queue_routing.deadlines.policies import index_table
-from queue_routing.deadlines.policy_comparison import COMPARED_POLICIES, ratio_of_means
+from queue_routing.deadlines.policy_comparison import COMPARED_POLICIES
 from queue_routing.errors import AccuracyError
+from queue_routing.paired import ratio_of_means
 
 SEED = 2012
 REPS = 10

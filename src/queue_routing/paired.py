@@ -15,7 +15,8 @@ per-replication differences.
 * :func:`pairwise_differences` -- every pair's mean difference, with or without the control;
 * :func:`holm` -- Holm's step-down adjustment of p-values;
 * :func:`select_best` -- the ranking, and the best only where it is separated from every
-  other (Holm-adjusted, family-wise level ``alpha``).
+  other (Holm-adjusted, family-wise confidence ``confidence``);
+* :func:`ratio_of_means` -- ``E[y] / E[x]`` from paired replications, delta-method interval.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .checks import confidence_level
 from .stats import t_cdf, t_quantile
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "mean_estimate",
     "paired_samples",
     "pairwise_differences",
+    "ratio_of_means",
     "select_best",
 ]
 
@@ -275,14 +278,15 @@ class Selection:
         ``{(a, b): p}``, for every ordered pair of names, the Holm-adjusted p-value of the
         one-sided hypothesis "``a`` is not better than ``b``" (``E[a - b] >= 0``); a small
         value means ``a`` is separated from ``b`` and lower.
-    alpha:
-        Family-wise level of the Holm correction.
+    confidence:
+        Family-wise confidence of the Holm correction: a best is declared wrongly with
+        probability at most ``1 - confidence``.
     """
 
     ranking: tuple[str, ...]
     best: str | None
     adjusted_p_values: dict[tuple[str, str], float]
-    alpha: float
+    confidence: float
 
 
 def _p_lower(e: PairedEstimate) -> float:
@@ -295,7 +299,7 @@ def _p_lower(e: PairedEstimate) -> float:
 def select_best(
     point: Mapping[str, float],
     differences: Mapping[tuple[str, str], PairedEstimate],
-    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> Selection:
     """Rank by ``point`` (lower is better) and declare the first the best only if separated.
 
@@ -303,9 +307,9 @@ def select_best(
     order, e.g. from :func:`pairwise_differences`). The comparisons made are, for every
     ordered pair ``(a, b)``, the one-sided ``t`` test of "``a`` is not better than ``b``"
     (``E[a - b] >= 0``), all ``K (K - 1)`` of them corrected together by :func:`holm` at
-    family-wise level ``alpha``. The leader (lowest point estimate) is declared the best iff
-    its test against every other name, the runner-up included, is rejected; otherwise
-    ``best`` is ``None`` ("not separated"). A wrong declaration rejects the true hypothesis
+    family-wise level ``alpha = 1 - confidence``. The leader (lowest point estimate) is
+    declared the best iff its test against every other name, the runner-up included, is
+    rejected; otherwise ``best`` is ``None`` ("not separated"). A wrong declaration rejects the true hypothesis
     "the leader is not better than the true best", a family-wise error, so it happens with
     probability at most ``alpha`` whatever the dependence between the tests
     (``docs/README.md#paired-comparisons``). This is at least as strict as Holm over the
@@ -316,8 +320,8 @@ def select_best(
     >>> s.ranking, s.best
     (('a', 'b'), 'a')
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    confidence = confidence_level(confidence)
+    alpha = 1.0 - confidence
     names = list(point)
     ranking = tuple(sorted(names, key=lambda k: (point[k], names.index(k))))
     raw: dict[tuple[str, str], float] = {}
@@ -336,8 +340,55 @@ def select_best(
     best = None
     if ranking and all(adj[ranking[0], other] <= alpha for other in ranking[1:]):
         best = ranking[0]
-    return Selection(ranking=ranking, best=best, adjusted_p_values=adj, alpha=float(alpha))
+    return Selection(ranking=ranking, best=best, adjusted_p_values=adj, confidence=confidence)
 
 
 def _negated(e: PairedEstimate) -> PairedEstimate:
     return PairedEstimate(-e.estimate, e.ci95, e.standard_error, e.df, e.replications)
+
+
+def ratio_of_means(samples, baseline) -> PairedEstimate:
+    """``E[y] / E[x]`` from paired replications ``y_r`` = ``samples[r]``, ``x_r`` =
+    ``baseline[r]`` (same unit; ``R >= 2`` independent pairs), with a delta-method interval.
+
+    The estimator of ``docs/deadlines.md#paired-policy-comparisons``::
+
+        ratio = ybar / xbar
+        e_r   = (y_r - ratio x_r) / xbar          (the linearised ratio, mean 0)
+        se    = s_e / sqrt(R),   df = R - 1,      s_e the sample standard deviation of e_r
+
+    i.e. the first-order (delta-method) standard error of ``ybar / xbar``, which accounts for
+    the correlation of ``y_r`` and ``x_r`` (common random numbers make it large and positive,
+    and the error of the ratio small). The estimator is consistent with an ``O(1/R)`` bias.
+    A zero ``xbar`` gives ``nan`` (the ratio is undefined); a unit (dimensionless) result.
+
+    >>> e = ratio_of_means([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])  # y = 2 x exactly
+    >>> e.estimate, e.standard_error, e.df
+    (2.0, 0.0, 2)
+    >>> e = ratio_of_means([2.0, 3.0, 7.0], [1.0, 2.0, 3.0])  # e_r = (0, -1/2, 1/2)
+    >>> e.estimate, round(e.standard_error, 6)  # s_e = 1/2, se = 1/(2 sqrt(3))
+    (2.0, 0.288675)
+    """
+    y = np.asarray(samples, dtype=float)
+    x = np.asarray(baseline, dtype=float)
+    if y.ndim != 1 or y.shape != x.shape or y.size < 2:
+        raise ValueError(
+            f"samples and baseline must be paired 1-D arrays of >= 2 replications, got "
+            f"{y.shape} and {x.shape}"
+        )
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(x))):
+        raise ValueError("samples and baseline must be finite")
+    r = y.size
+    xbar = float(x.mean())
+    if xbar == 0.0:
+        return PairedEstimate(math.nan, math.nan, math.nan, r - 1, r)
+    ratio = float(y.mean()) / xbar
+    e = (y - ratio * x) / xbar
+    se = float(e.std(ddof=1)) / math.sqrt(r)
+    return PairedEstimate(
+        estimate=ratio,
+        ci95=float(t_quantile(0.975, r - 1) * se),
+        standard_error=se,
+        df=r - 1,
+        replications=r,
+    )

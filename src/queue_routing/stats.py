@@ -1,13 +1,21 @@
-"""Small statistics shared by the simulators."""
+"""Small statistics shared by the simulators, and the protocol of their results.
+
+* :func:`t_quantile`, :func:`t_cdf`, :func:`t_half_width` -- Student-``t`` intervals;
+* :class:`Replicated` -- what every simulation result of the three parts carries:
+  ``replications``, ``standard_error`` and ``ci95``;
+* :class:`ReplicationBlock` -- what every block of replications (a chunk of a split study)
+  carries: ``events`` and ``table_bound``.
+"""
 
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
 
-__all__ = ["Replicated", "t_cdf", "t_half_width", "t_quantile"]
+__all__ = ["Replicated", "ReplicationBlock", "t_cdf", "t_half_width", "t_quantile"]
 
 
 # Student-t through scipy.special (the functions scipy.stats.t calls, bit for bit): importing
@@ -48,23 +56,74 @@ def t_half_width(samples, confidence: float = 0.95):
 
 
 class Replicated:
-    """Mixin of the simulation results: the number of replications and the standard error.
+    """The protocol of every simulation result of the three parts (a mixin).
 
-    A result class that holds the per-replication costs in ``replication_costs`` (shape
-    ``(R,)``) and their mean in ``cost`` gets :attr:`replications` and
-    :attr:`standard_error`; its ``ci95`` is ``t_{0.975, R-1}`` times the standard error
-    (:func:`t_half_width`).
+    A result holds one value per independent replication in the attribute named by
+    :attr:`replication_field` (``replication_costs`` unless a class says otherwise; shape
+    ``(R,)``, or ``(R, ...)`` for several quantities at once), their mean (``cost`` for a cost
+    per unit time, ``value`` otherwise), and ``ci95``, the Student-``t`` 95% half-width of that
+    mean (:func:`t_half_width` of the same values, ``R - 1`` degrees of freedom). The mixin
+    adds :attr:`replications` and :attr:`standard_error`, so every part reports them alike;
+    each result also has ``to_dict()``, its JSON object.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Demo(Replicated):
+    ...     cost: float
+    ...     ci95: float
+    ...     replication_costs: np.ndarray
+    >>> x = np.array([1.0, 2.0, 3.0])
+    >>> d = Demo(float(x.mean()), t_half_width(x), x)
+    >>> d.replications, d.standard_error, round(d.ci95, 4)
+    (3, 0.5773502691896258, 2.4841)
     """
 
-    replication_costs: np.ndarray
+    #: The attribute holding the per-replication values (axis 0: the replications).
+    replication_field: ClassVar[str] = "replication_costs"
+    ci95: float
+
+    @property
+    def replication_values(self) -> np.ndarray:
+        """The per-replication values (the attribute named by :attr:`replication_field`)."""
+        return np.asarray(getattr(self, self.replication_field))
 
     @property
     def replications(self) -> int:
         """R, the number of independent replications."""
-        return int(self.replication_costs.size)
+        return int(self.replication_values.shape[0])
 
     @property
-    def standard_error(self) -> float:
-        """Standard error of the mean cost: sample sd of the replications over sqrt(R)."""
-        r = self.replication_costs
-        return float(np.std(r, ddof=1) / math.sqrt(r.size))
+    def standard_error(self):
+        """Standard error of the mean: sample sd of the replications over sqrt(R) (a float
+        for one quantity, an array of the remaining shape for several)."""
+        r = self.replication_values
+        if r.ndim == 1:
+            return float(np.std(r, ddof=1) / math.sqrt(r.size))
+        return np.std(r, axis=0, ddof=1) / math.sqrt(r.shape[0])
+
+
+class ReplicationBlock:
+    """The protocol of a block of replications (a mixin): replications ``indices`` of one
+    policy or configuration, simulated on their own streams, so that blocks simulated in
+    different jobs reassemble bit for bit into the unsplit study
+    (:mod:`queue_routing.workflow.chunks`).
+
+    A block holds ``indices`` (the replication indices, in order), ``events_per_replication``
+    (real events of each replication, warm-up included) and, where an index table decides,
+    ``table_bound_per_replication`` (measured arrivals that found a compared server beyond
+    the table, :class:`~queue_routing.errors.TableBoundWarning`; empty otherwise).
+    """
+
+    indices: tuple[int, ...]
+    events_per_replication: tuple[int, ...]
+    table_bound_per_replication: tuple[int, ...] = ()
+
+    @property
+    def events(self) -> int:
+        """Real transitions simulated, all replications."""
+        return sum(self.events_per_replication)
+
+    @property
+    def table_bound(self) -> int:
+        """Measured arrivals beyond the index table, all replications (0 without a table)."""
+        return sum(self.table_bound_per_replication)

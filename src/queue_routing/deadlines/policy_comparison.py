@@ -30,9 +30,9 @@ from ..paired import (
     mean_estimate,
     paired_samples,
     pairwise_differences,
+    ratio_of_means,
     select_best,
 )
-from ..stats import t_quantile
 from ..user_policy import UserPolicy, policy_name
 from .indices import MAX_UPTO
 from .model import Instance, _show
@@ -57,60 +57,12 @@ __all__ = [
     "PolicyEstimate",
     "compare_policies",
     "paired_comparison",
-    "ratio_of_means",
 ]
 
 #: The baseline of every ratio: PI, the paper's proposed policy.
 BASELINE = "pi"
 #: The policies :func:`compare_policies` can simulate (``"optimal"`` is exact-only).
 COMPARED_POLICIES = ("bs", *INDEX_POLICIES)
-
-
-def ratio_of_means(samples, baseline) -> PairedEstimate:
-    """``E[y] / E[x]`` from paired replications ``y_r`` = ``samples[r]``, ``x_r`` =
-    ``baseline[r]`` (same unit; ``R >= 2`` independent pairs), with a delta-method interval.
-
-    The estimator of ``docs/deadlines.md#paired-policy-comparisons``::
-
-        ratio = ybar / xbar
-        e_r   = (y_r - ratio x_r) / xbar          (the linearised ratio, mean 0)
-        se    = s_e / sqrt(R),   df = R - 1,      s_e the sample standard deviation of e_r
-
-    i.e. the first-order (delta-method) standard error of ``ybar / xbar``, which accounts for
-    the correlation of ``y_r`` and ``x_r`` (common random numbers make it large and positive,
-    and the error of the ratio small). The estimator is consistent with an ``O(1/R)`` bias.
-    A zero ``xbar`` gives ``nan`` (the ratio is undefined); a unit (dimensionless) result.
-
-    >>> e = ratio_of_means([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])  # y = 2 x exactly
-    >>> e.estimate, e.standard_error, e.df
-    (2.0, 0.0, 2)
-    >>> e = ratio_of_means([2.0, 3.0, 7.0], [1.0, 2.0, 3.0])  # e_r = (0, -1/2, 1/2)
-    >>> e.estimate, round(e.standard_error, 6)  # s_e = 1/2, se = 1/(2 sqrt(3))
-    (2.0, 0.288675)
-    """
-    y = np.asarray(samples, dtype=float)
-    x = np.asarray(baseline, dtype=float)
-    if y.ndim != 1 or y.shape != x.shape or y.size < 2:
-        raise ValueError(
-            f"samples and baseline must be paired 1-D arrays of >= 2 replications, got "
-            f"{y.shape} and {x.shape}"
-        )
-    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(x))):
-        raise ValueError("samples and baseline must be finite")
-    r = y.size
-    xbar = float(x.mean())
-    if xbar == 0.0:
-        return PairedEstimate(math.nan, math.nan, math.nan, r - 1, r)
-    ratio = float(y.mean()) / xbar
-    e = (y - ratio * x) / xbar
-    se = float(e.std(ddof=1)) / math.sqrt(r)
-    return PairedEstimate(
-        estimate=ratio,
-        ci95=float(t_quantile(0.975, r - 1) * se),
-        standard_error=se,
-        df=r - 1,
-        replications=r,
-    )
 
 
 @dataclass(frozen=True)
@@ -412,7 +364,9 @@ def paired_comparison(
             ratio_standard_error=ratio.standard_error,
         )
     differences = pairwise_differences({p: samples_of[p] for p in policies})
-    selection = select_best({p: estimates[p].cost for p in policies}, differences, alpha)
+    selection = select_best(
+        {p: estimates[p].cost for p in policies}, differences, confidence=1.0 - alpha
+    )
     return PolicyComparison(
         baseline=BASELINE,
         policies=estimates,

@@ -368,7 +368,9 @@ def paired_comparison(
         differences = pairwise_differences(samples, control, exact)
     else:
         differences = pairwise_differences(samples)
-    selection = select_best({p: estimates[p].ratio for p in policies}, differences, alpha)
+    selection = select_best(
+        {p: estimates[p].ratio for p in policies}, differences, confidence=1.0 - alpha
+    )
     return PolicyComparison(
         exact_bernoulli_cost=exact,
         policies=estimates,
