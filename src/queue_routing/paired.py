@@ -309,9 +309,9 @@ def select_best(
     (``E[a - b] >= 0``), all ``K (K - 1)`` of them corrected together by :func:`holm` at
     family-wise level ``alpha = 1 - confidence``. The leader (lowest point estimate) is
     declared the best iff its test against every other name, the runner-up included, is
-    rejected; otherwise ``best`` is ``None`` ("not separated"). A wrong declaration rejects the true hypothesis
-    "the leader is not better than the true best", a family-wise error, so it happens with
-    probability at most ``alpha`` whatever the dependence between the tests
+    rejected; otherwise ``best`` is ``None`` ("not separated"). A wrong declaration rejects
+    the true hypothesis "the leader is not better than the true best", a family-wise error,
+    so it happens with probability at most ``alpha`` whatever the dependence between the tests
     (``docs/README.md#paired-comparisons``). This is at least as strict as Holm over the
     ``K (K - 1)/2`` two-sided tests of the pairs at the same level.
 
