@@ -72,7 +72,7 @@ def snapshot(workdir: Path) -> dict:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)
             tables[rel] = {
                 "rows": len(frame),
-                "columns": {c: _column_digest(frame[c]) for c in frame.columns},
+                "columns": [[c, _column_digest(frame[c])] for c in frame.columns],
             }
         else:
             texts[rel] = path.read_text()
@@ -100,11 +100,11 @@ def test_smoke_run_tables_carry_the_reference_values(smoke_run, reference):
         if len(frame) != expected["rows"]:
             problems.append(f"{rel}: {len(frame)} rows, expected {expected['rows']}")
             continue
-        columns = [renames.get(c, c) for c in expected["columns"]]
+        columns = [renames.get(c, c) for c, _ in expected["columns"]]
         if list(frame.columns) != columns:
             problems.append(f"{rel}: columns {list(frame.columns)}, expected {columns}")
             continue
-        for old, digest in expected["columns"].items():
+        for old, digest in expected["columns"]:
             if _column_digest(frame[renames.get(old, old)]) != digest:
                 problems.append(f"{rel}: column {renames.get(old, old)} differs")
     assert not problems, "\n".join(problems)
@@ -143,7 +143,7 @@ def test_renamed_columns_name_columns_of_the_reference(reference):
             c
             for rel, table in reference["tables"].items()
             if rel.startswith(prefix)
-            for c in table["columns"]
+            for c, _ in table["columns"]
         }
         assert set(renames) <= names, (prefix, set(renames) - names)
 
