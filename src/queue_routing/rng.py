@@ -18,10 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["STATE_WORDS", "next_uint64", "next_uniform", "uniforms"]
+from .seeding import STATE_WORDS
 
-#: Length of a generator state (64-bit words).
-STATE_WORDS = 4
+__all__ = ["STATE_WORDS", "next_uint64", "next_uniform", "uniforms"]
 
 _U53 = 1.0 / 9007199254740992.0  # 2^-53
 
@@ -69,7 +68,7 @@ def uniforms(state: np.ndarray, n: int) -> np.ndarray:
     """
     state = np.array(state, dtype=np.uint64)
     if state.shape != (STATE_WORDS,) or not state.any():
-        raise ValueError("state must be 4 uint64 words, not all zero")
+        raise ValueError(f"state must be {STATE_WORDS} uint64 words, not all zero")
     out = np.empty(int(n))
     _fill_uniforms(state, out)
     return out

@@ -16,7 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["rng_for", "seed_sequence", "stream_states"]
+__all__ = ["STATE_WORDS", "rng_for", "seed_sequence", "stream_states"]
+
+#: Length of a stream's state in 64-bit words: the state of the xoshiro256** generator of
+#: :mod:`queue_routing.rng` (which must not be all zero).
+STATE_WORDS = 4
 
 
 def _key(part: int | str) -> int:
@@ -57,7 +61,8 @@ def rng_for(seed: int, *keys: int | str) -> np.random.Generator:
 def stream_states(seed: int, *keys: int | str, streams: Sequence[str]) -> np.ndarray:
     """Generator states of the named ``streams`` of one job: shape ``(len(streams), 4)``, uint64.
 
-    Row ``s`` is ``seed_sequence(seed, *keys, streams[s]).generate_state(4, uint64)``, the
+    Row ``s`` is ``seed_sequence(seed, *keys, streams[s]).generate_state(STATE_WORDS,
+    uint64)``, the
     state of the xoshiro256** generator of :mod:`queue_routing.rng` (a compiled kernel takes
     the array as an argument and draws stream ``s`` from row ``s``). A simulation passes the
     replication index as the last key and never the policy (``docs/README.md#random-numbers``).
@@ -72,11 +77,11 @@ def stream_states(seed: int, *keys: int | str, streams: Sequence[str]) -> np.nda
     """
     if isinstance(streams, str) or len(streams) == 0:
         raise TypeError("streams must be a non-empty sequence of stream names")
-    out = np.empty((len(streams), 4), dtype=np.uint64)
+    out = np.empty((len(streams), STATE_WORDS), dtype=np.uint64)
     for row, name in enumerate(streams):
         if not isinstance(name, str):
             raise TypeError(f"stream names must be str, got {type(name).__name__}")
-        out[row] = seed_sequence(seed, *keys, name).generate_state(4, np.uint64)
+        out[row] = seed_sequence(seed, *keys, name).generate_state(STATE_WORDS, np.uint64)
         if not out[row].any():  # pragma: no cover - probability 2^-256; xoshiro needs a bit
             out[row, 0] = 1
     return out
