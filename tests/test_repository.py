@@ -183,14 +183,16 @@ def test_citation_file_follows_cff_1_2_0():
     assert cff["cff-version"] == "1.2.0"
     assert cff["type"] == "software"
     assert isinstance(cff["message"], str) and isinstance(cff["title"], str)
-    assert cff["authors"] == [{"name": "queue-routing developers"}]
+    assert isinstance(cff["authors"], list) and cff["authors"]
+    for author in cff["authors"]:
+        check_person_or_entity(author)
     assert str(cff["version"]) == PYPROJECT["project"]["version"] == queue_routing.__version__
     assert cff["license"] == PYPROJECT["project"]["license"] == "MIT"
     # a string in YYYY-MM-DD form (quoted, so YAML does not turn it into a date object)
     assert isinstance(cff["date-released"], str)
-    assert date.fromisoformat(cff["date-released"]) == date(2026, 12, 1)
+    assert date.fromisoformat(cff["date-released"]) <= date.today()
     refs = cff["references"]
-    assert isinstance(refs, list) and len(refs) == 3
+    assert isinstance(refs, list) and len(refs) == len(PAPER_DOIS)
     for ref in refs:
         assert set(ref) <= CFF_REFERENCE_KEYS, set(ref) - CFF_REFERENCE_KEYS
         assert ref["type"] == "article"
