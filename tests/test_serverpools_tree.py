@@ -125,6 +125,8 @@ MODULES = [
     "tree",
     "tree_simplex",
     "model",
+    "spp",
+    "crp",
     "linear",
     "fluid",
     "simulation",
@@ -144,7 +146,7 @@ def test_package_exports_every_public_name_of_its_modules(name):
 def test_package_all_is_complete_and_documented():
     assert sorted(set(sp.__all__)) == sorted(sp.__all__)  # no duplicates
     assert all(hasattr(sp, name) for name in sp.__all__)
-    for name in [*MODULES, "instances", "experiments", "figures"]:
+    for name in [*MODULES, "highs", "instances", "experiments", "figures"]:
         assert f":mod:`.{name}`" in sp.__doc__, name
     figures = importlib.import_module("queue_routing.serverpools.figures")
     drawn = {

@@ -3,16 +3,22 @@
 Stolyar & Yudovina, "Systems with large flexible server pools: instability of 'natural' load
 balancing", Annals of Applied Probability 23 (2013) 2099-2138 (arXiv 1012.4140).
 
-Modules (the names marked * are exported here; the last two are imported on their own):
+Modules (the public names of those marked * are exported here; the others are imported on
+their own):
 
 - :mod:`.errors` -- the exceptions (:class:`ServerPoolError`, the :class:`CRPError`
   family, :class:`UnstableEquilibriumError`) *;
 - :mod:`.tree` -- the activity graph and its spanning tree: cycles, components, leaf
   peeling, preorder, edge lookup, random spanning trees *;
-- :mod:`.model` -- the system, the static planning problem (SPP) and complete resource
-  pooling *;
+- :mod:`.model` -- the system (validated, with its JSON contract) and the type of an SPP
+  solution *;
+- :mod:`.spp` -- the static planning problem (SPP): :func:`solve_spp`, exact on a certified
+  tree, else by HiGHS *;
+- :mod:`.crp` -- complete resource pooling: the certified optimum on a spanning tree, and the
+  diagnosis of why CRP fails (:func:`check_crp`) *;
 - :mod:`.tree_simplex` -- the SPP solved exactly on a spanning tree (log-domain duals,
   round-off bounds) and the dual simplex over spanning trees that certifies CRP *;
+- :mod:`.highs` -- the SPP in dimensionless form, solved by HiGHS (where CRP fails);
 - :mod:`.linear` -- the linearised fluid model near equilibrium (A_u, A_c) and its spectrum *;
 - :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
 - :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
@@ -39,6 +45,7 @@ from queue_routing._lazy import lazy_exports
 # Each public name and the submodule that defines it, imported on first use: a script that
 # needs one figure function does not pay for the compiled simulators (PEP 562).
 _EXPORTS = {
+    ".crp": ("check_crp",),
     ".diffusion": (
         "lyapunov_residual",
         "noise_covariance",
@@ -96,9 +103,6 @@ _EXPORTS = {
         "MIN_MAGNITUDE",
         "ServerPoolSystem",
         "SPPSolution",
-        "check_crp",
-        "solve_spp",
-        "tree_spp",
     ),
     ".search": (
         "SEARCH_KEY",
@@ -118,6 +122,10 @@ _EXPORTS = {
         "invariant_violations",
         "replication_states",
         "simulate",
+    ),
+    ".spp": (
+        "solve_spp",
+        "tree_spp",
     ),
     ".stationarity": (
         "MeanInterval",

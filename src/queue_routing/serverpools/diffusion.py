@@ -56,7 +56,7 @@ def stationary_covariance(solution: SPPSolution, drift: np.ndarray | None = None
     --------
     One class and one pool (module docstring): Sigma = lambda / mu.
 
-    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
     >>> round(float(stationary_covariance(sol)[0, 0]), 12)
     1.5

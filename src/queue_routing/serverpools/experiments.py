@@ -42,9 +42,10 @@ from .diffusion import stationary_covariance
 from .fluid import fluid_trajectory, linearised_deviation
 from .instances import heterogeneity_family
 from .linear import stability_verdict
-from .model import ServerPoolSystem, SPPSolution, solve_spp
+from .model import ServerPoolSystem, SPPSolution
 from .search import SearchResult, SizeSummary, search_size
 from .simulation import simulate
+from .spp import solve_spp
 from .stationarity import (
     DEFAULT_LEVEL,
     derived_burn_in,

@@ -149,7 +149,7 @@ def fluid_units(solution: SPPSolution) -> tuple[float, float]:
     the service rates on the basic tree (per unit time) rounded to the nearest power of two
     (in log2). Both are exactly covariant under power-of-two changes of units.
 
-    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> fluid_units(solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]])))
     (2.0, 1.0)
     """
@@ -545,7 +545,7 @@ def fluid_trajectory(
     One class and one pool below capacity: psi' = lambda - mu psi, so the deviation from
     psi* = lambda / mu = 1.5 decays like exp(-mu t) (the scheme is second order in h):
 
-    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
     >>> traj = fluid_trajectory(sol, [[0.3]], t_end=2.0, n_points=5)
     >>> traj.times.tolist(), traj.step

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 
 from .errors import NotUnderloadedError, ServerPoolError
-from .model import ServerPoolSystem, SPPSolution, solve_spp
+from .model import ServerPoolSystem, SPPSolution
+from .spp import solve_spp
 from .tree import check_spanning_tree, peel_leaves
 
 __all__ = [

@@ -77,7 +77,7 @@ def random_tree_system(
     ``flow_range``: tree flows lambda_ij, customers per unit time per unit r (log-uniform);
     ``rho``: the SPP optimum (dimensionless, > 0). Draw order: tree, mu, flows.
 
-    >>> from queue_routing.serverpools.model import solve_spp
+    >>> from queue_routing.serverpools import solve_spp
     >>> system = random_tree_system(3, 4, np.random.default_rng(5), rho=0.8)
     >>> sol = solve_spp(system)
     >>> round(sol.rho, 9), len(sol.basic) == len(system.activities) == 3 + 4 - 1

@@ -445,7 +445,7 @@ def initial_state(
     LQFS-LB invariants hold from time 0. ``initial_psi`` is (I, J) per unit r (zero off the
     basic tree); ``initial_queues`` per unit r, default ``queue_level``.
 
-    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))  # psi* = 1.5, beta = 3
     >>> [a.tolist() for a in initial_state(sol, 50)]  # Z = r psi*, Q = 0, N = r beta
     [[75], [0], [150]]
@@ -532,7 +532,7 @@ def simulate(
     --------
     An M/M/150 queue at r = 50 (lambda = 1.2, mu = 0.8, beta = 3), started at r psi* = 75:
 
-    >>> from queue_routing.serverpools.model import ServerPoolSystem, solve_spp
+    >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
     >>> run = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
     >>> run.times.tolist(), run.n_servers.tolist(), run.deviation[0].tolist()

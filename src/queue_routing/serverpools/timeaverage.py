@@ -22,8 +22,9 @@ import numpy as np
 
 from .errors import NotUnderloadedError, ServerPoolError
 from .linear import stability_verdict
-from .model import ServerPoolSystem, SPPSolution, solve_spp
+from .model import ServerPoolSystem, SPPSolution
 from .simulation import simulate
+from .spp import solve_spp
 from .stationarity import (
     DEFAULT_BURN_IN_MARGIN,
     DEFAULT_LEVEL,

@@ -1,8 +1,8 @@
 """The SPP solved exactly on spanning trees, and a dual simplex over them (ours).
 
 Under complete resource pooling (CRP) the optimum of the static planning problem (SPP,
-:mod:`.model`) is a spanning tree T of basic activities with every pool binding. On a
-spanning tree everything is explicit, without a linear solver:
+:mod:`.spp`) is a spanning tree T of basic activities with every pool binding. On a spanning
+tree everything is explicit, without a linear solver:
 
 * **duals**: ``nu_i mu_ij = alpha_j`` on T fixes all duals up to one factor (products of rates
   along tree paths, all positive) and ``sum_j alpha_j beta_j = 1`` fixes the factor. They are
@@ -33,7 +33,7 @@ SPP with every pool binding (the only case in which CRP can hold), over spanning
    not decrease. If no such activity exists, the LP's dual ray drives the duals of S to zero
    and on to bases that are not spanning trees; the next negative flow is tried instead,
    and if none can leave the method stops without an answer (the caller then tries other
-   starts, :func:`~.model._crp_solution`).
+   starts, :func:`~.crp.certified_solution`).
 
 Everything is computed from logarithms of the data or exactly, so changing the units (all
 rates by one factor, or arrival rates and pool sizes together) shifts the potentials by
