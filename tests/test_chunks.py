@@ -204,7 +204,7 @@ def test_part_c_stochastic_and_covariance_splits_give_the_unsplit_tables():
     from queue_routing.serverpools.instances import example_system
 
     sol = solve_spp(example_system("stable"))
-    run = {"t_end": 20.0, "warmup": 5.0, "seed": 11}
+    run = {"horizon": 15.0, "warmup": 5.0, "seed": 11}
     trace, summary = stochastic_runs("stable", sol, 100, record_every=1.0, replications=3, **run)
     blocks = [
         stochastic_runs("stable", sol, 100, record_every=1.0, replications=b, **run)

@@ -3,23 +3,22 @@
 The cost model (``queue_routing.workflow.resources``) turns each job's work into a predicted wall
 time and memory; the requests are those times the safety factor and the attempt. Checked here:
 the functions themselves (scaling with the work, the attempt, their constants against the
-instances they describe), and through ``snakemake -n`` that the large config's DAG has several
-hundred jobs, none predicted beyond its target, each requesting what the model predicts for
-its chunk, and that ten times the horizon raises the requests or the number of jobs tenfold.
+instances they describe), and through ``snakemake -n`` what only a dry run shows: that the
+rules schedule the jobs of the plan (``queue_routing.workflow.plan``, unit-tested in
+tests/test_plan.py) and request what it predicts for each, and that every heavy rule is retried
+with requests that grow with the attempt.
 """
 
 import math
 import re
 
 import pytest
-import yaml
 
 from _workflow import ROOT, SMOKE, merged_config, run_snakemake
+from queue_routing.workflow import plan
 from queue_routing.workflow import resources as cost
-from queue_routing.workflow.chunks import parse_chunk
 
 LARGE = ROOT / "workflow" / "config" / "large.yaml"
-DEFAULT = ROOT / "workflow" / "config" / "default.yaml"
 
 
 merged = merged_config
@@ -61,12 +60,28 @@ def test_predicted_times_are_linear_in_the_work():
     assert cost.serverpools_simulation_seconds(1e4, 2.7, 1500.0, 3) == pytest.approx(10 * c)
     s = cost.serverpools_search_seconds(25, (5, 5), 1000, workers=1)
     assert cost.serverpools_search_seconds(25, (5, 5), 10000, workers=2) == pytest.approx(5 * s)
+    js = {"horizon": 4000.0, "warmup": 50.0, "instances": 1, "policies": ["jsq"]}
+    one = cost.multiskill_job_sizes_seconds(234.0, **js, replications=10, laws=3)
+    longer = {**js, "horizon": 40000.0, "warmup": 500.0}
+    assert cost.multiskill_job_sizes_seconds(
+        234.0, **longer, replications=10, laws=3
+    ) == pytest.approx(10 * one)
+    assert cost.multiskill_job_sizes_seconds(234.0, **js, replications=20, laws=6) == (
+        pytest.approx(4 * one)
+    )
+    # recorded data: in proportion to the points and the replications
+    trace = cost.serverpools_trace_mb(80.0, 0.5, 3)
+    assert cost.serverpools_trace_mb(800.0, 0.5, 3) == pytest.approx(10 * trace)
+    assert cost.serverpools_trace_mb(80.0, 0.05, 6) == pytest.approx(20 * trace)
+    grids = cost.serverpools_fluid_limit_mb(6.0, 0.05, 4)
+    assert cost.serverpools_fluid_limit_mb(60.0, 0.05, 8) == pytest.approx(20 * grids)
+    assert cost.serverpools_search_mb(2) == 2 * cost.serverpools_search_mb(1)
 
 
 def test_the_model_describes_the_instances_it_predicts_for():
     from queue_routing.multiskill.instances import TABLE1, random_instance
     from queue_routing.serverpools import solve_spp
-    from queue_routing.serverpools.experiments import stochastic_burn_in
+    from queue_routing.serverpools.experiments import stochastic_warmup
     from queue_routing.serverpools.instances import example_system
     from queue_routing.serverpools.linear import stability_verdict
 
@@ -77,11 +92,17 @@ def test_the_model_describes_the_instances_it_predicts_for():
         solution = solve_spp(example_system(example))
         assert stability_verdict(solution).max_real_underloaded == pytest.approx(gamma, rel=1e-9)
         for r in (100, 1e4, 316228, 1e6):  # the planned run length is the pipeline's
-            planned = cost.serverpools_run_length(example, r, window=60.0, margin=6.9)
-            burn_in = stochastic_burn_in(solution, r, margin=6.9)
-            assert planned == pytest.approx(burn_in + 60.0, rel=1e-9), (example, r)
+            planned = cost.serverpools_run_length(example, r, horizon=60.0, warmup_margin=6.9)
+            warmup = stochastic_warmup(solution, r, margin=6.9)
+            assert planned == pytest.approx(warmup + 60.0, rel=1e-9), (example, r)
     table1 = sum(TABLE1["mu"]) + 1.3 * sum(TABLE1["eta"])
     assert cost.table1_event_rate(1.3) == pytest.approx(table1)
+    assert (cost.TABLE1_MU, cost.TABLE1_ETA) == (sum(TABLE1["mu"]), sum(TABLE1["eta"]))
+    # the job-size study's events: an arrival and a departure per job
+    assert cost.multiskill_job_sizes_event_rate() == pytest.approx(2 * sum(TABLE1["eta"]))
+    etas = [eta for k in range(40) for eta in random_instance(200, 2022, k).eta]  # 8000 draws
+    assert sum(etas) / len(etas) == pytest.approx(cost.MULTISKILL_MEAN_ETA, rel=0.03)
+    assert cost.multiskill_job_sizes_event_rate(50) == pytest.approx(2 * 10.5 * 50)
     for n_classes in (10, 50, 200):  # the fitted uniformisation rate, within 10% of each draw
         fit = cost.multiskill_event_rate(n_classes)
         for k in range(5):
@@ -92,8 +113,17 @@ def test_the_model_describes_the_instances_it_predicts_for():
 # -- through a dry run ----------------------------------------------------------------------
 #: A heavy job's message ends with its requests: "... chunk <label> (<runtime> min, <mem> MB)".
 JOB = re.compile(r"^Job \d+: (?P<what>.*?) \((?P<runtime>\d+) min, (?P<mem>\d+) MB\)$", re.M)
-PART_A = re.compile(r"Part A: simulating the routing policies, C=(\d+), chunk (\S+)")
-PART_C = re.compile(r"Part C: simulating the (\w+) example at scale r=(\d+), chunk (\S+)")
+#: The messages of two chunked rules, with their wildcards.
+CHUNKED = {
+    "multiskill_simulate": (
+        re.compile(r"Part A: simulating the routing policies, C=(\d+), chunk (\S+)"),
+        ("n_classes", "chunk"),
+    ),
+    "serverpools_stochastic": (
+        re.compile(r"Part C: simulating the (\w+) example at scale r=(\d+), chunk (\S+)"),
+        ("example", "r", "chunk"),
+    ),
+}
 
 
 def _dry_run(workdir, *configs):
@@ -104,100 +134,37 @@ def _dry_run(workdir, *configs):
     return total, [m.groupdict() for m in JOB.finditer(text)]
 
 
-def _expected_part_a(config, n_classes, label):
-    sim = config["multiskill"]["simulation"]
-    unit = cost.multiskill_simulation_seconds(
-        cost.multiskill_event_rate(n_classes),
-        policies=sim["policies"],
-        replications=1,
-        horizon=sim["horizon"],
-        warmup=sim["warmup"],
-    )
-    return parse_chunk(label).size * unit
-
-
-def test_large_config_dry_run_lists_hundreds_of_bounded_jobs_as_the_model_predicts(tmp_path):
-    config = merged(LARGE)
+@pytest.mark.parametrize("overlay", [SMOKE, LARGE], ids=["smoke", "large"])
+def test_dry_run_schedules_the_plan_and_requests_its_predictions(tmp_path, overlay):
+    """The rules schedule exactly the plan's chunks and request, for each job, the plan's
+    prediction times the safety factor (checked on Part A's and Part C's simulations); no
+    heavy job requests more than a job of the target's length, or less than the base memory.
+    The smoke DAG has its 92 jobs, the large one several hundred."""
+    config = merged(overlay)
     safety = config["scaling"]["safety_factor"]
-    total, jobs = _dry_run(tmp_path, LARGE)
-    assert 300 <= total <= 1200, total
+    total, jobs = _dry_run(tmp_path, overlay)
+    if overlay == SMOKE:
+        assert total == 92
+    else:
+        assert 300 <= total <= 1200, total
     longest = cost.runtime_minutes(60.0 * config["scaling"]["target_minutes"], safety_factor=safety)
-    checked = {"A": 0, "C": 0}
+    planned = plan.plan(config)
+    scheduled = {rule: [] for rule in CHUNKED}
     for job in jobs:
         runtime, mem = int(job["runtime"]), int(job["mem"])
         assert runtime <= longest, job  # no job predicted beyond the target
         assert mem >= cost.memory_mb(safety_factor=safety), job
-        if m := PART_A.fullmatch(job["what"]):
-            seconds = _expected_part_a(config, int(m[1]), m[2])
-            assert runtime == cost.runtime_minutes(seconds, safety_factor=safety), job
-            checked["A"] += 1
-        elif m := PART_C.fullmatch(job["what"]):
-            st = config["serverpools"]["stochastic"]
-            length = cost.serverpools_run_length(
-                m[1], int(m[2]), window=st["window"], margin=st["burn_in_margin"]
-            )
-            seconds = cost.serverpools_simulation_seconds(
-                int(m[2]),
-                cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[m[1]],
-                length,
-                len(parse_chunk(m[3]).replications),
-            )
-            assert runtime == cost.runtime_minutes(seconds, safety_factor=safety), job
-            checked["C"] += 1
-    sizes = config["multiskill"]["sizes"]
-    n_sizes = len(range(sizes["first"], sizes["last"] + 1, sizes["step"]))
-    assert checked["A"] >= n_sizes and checked["C"] >= 10, checked
-    # every replication of every instance is in exactly one chunk
-    cells = sum(
-        parse_chunk(PART_A.fullmatch(j["what"])[2]).size
-        for j in jobs
-        if PART_A.fullmatch(j["what"])
-    )
-    sim = config["multiskill"]["simulation"]
-    assert cells == n_sizes * config["multiskill"]["instances_per_size"] * sim["replications"]
-
-
-def test_ten_times_the_horizon_raises_the_requests_or_the_jobs_tenfold(tmp_path):
-    base = tmp_path / "base.yaml"  # two sizes of the default study, 150 instances each
-    base.write_text(
-        yaml.safe_dump(
-            {
-                "multiskill": {
-                    "sizes": {"first": 150, "last": 200, "step": 50},
-                    "instances_per_size": 150,
-                }
-            }
-        )
-    )
-    longer = tmp_path / "longer.yaml"
-    sim = merged()["multiskill"]["simulation"]
-    longer.write_text(
-        yaml.safe_dump(
-            {
-                "multiskill": {
-                    "simulation": {"horizon": 10 * sim["horizon"], "warmup": 10 * sim["warmup"]}
-                }
-            }
-        )
-    )
-
-    def part_a(*configs):
-        _, jobs = _dry_run(tmp_path / "run", *configs)
-        ours = [j for j in jobs if PART_A.fullmatch(j["what"])]
-        return len(ours), sum(int(j["runtime"]) for j in ours)
-
-    jobs_before, minutes_before = part_a(base)
-    jobs_after, minutes_after = part_a(base, longer)
-    assert jobs_before == 2 and jobs_after >= 8  # each size's job no longer fits 10 minutes
-    assert 8 * minutes_before <= minutes_after <= 12 * minutes_before
-
-
-def test_smoke_and_default_dags_keep_one_chunk_per_job(tmp_path):
-    """At the shipped small scales every chunked rule's work fits one job (the derived
-    chunking), so the smoke and default DAGs are those of one job per size, example, ..."""
-    total, jobs = _dry_run(tmp_path, SMOKE)
-    labels = [m[2] for j in jobs if (m := PART_A.fullmatch(j["what"]))]
-    assert labels == ["i0-1_r0-2"] * 3 and total == 92
+        for rule, (message, names) in CHUNKED.items():
+            if m := message.fullmatch(job["what"]):
+                wildcards = dict(zip(names, m.groups(), strict=True))
+                seconds = plan.job_seconds(rule, wildcards, config)
+                data = plan.job_mb(rule, wildcards, config)
+                assert runtime == cost.runtime_minutes(seconds, safety_factor=safety), job
+                assert mem == cost.memory_mb(data, safety_factor=safety), job
+                scheduled[rule].append(wildcards)
+    for rule, wildcards in scheduled.items():
+        key = sorted(planned[rule], key=str)
+        assert sorted(wildcards, key=str) == key, rule
 
 
 def test_every_heavy_rule_is_retried_with_attempt_scaled_requests():

@@ -4,7 +4,8 @@ from queue_routing.workflow.chunks import LABEL_PATTERN
 FIGURES = config["figures_dir"]
 
 # The heavy rules split their work into chunks, one job each, named by the `chunk` wildcard
-# (queue_routing.workflow.chunks; rules/jobs.smk plans them and sizes their requests).
+# (queue_routing.workflow.chunks; queue_routing.workflow.plan plans them and predicts their
+# requests, rules/jobs.smk is the glue).
 
 
 wildcard_constraints:

@@ -1,11 +1,12 @@
 """Cost model of the pipeline's jobs: predicted wall time (s) and memory (MB) from their work.
 
 Every heavy rule's ``runtime`` (minutes) and ``mem_mb`` requests, and the chunking of its
-work (:func:`queue_routing.workflow.chunks.plan_chunks`), follow from the functions here: each turns
-the work a job is given -- uniformised steps or events to simulate, samples to search,
-states of a chain -- into a predicted wall time on one core, with constants calibrated by
-``benchmarks/resources.py`` (which prints the measured values next to these) on the
-development machine: 2 cores shared with other work (load average about 2), Python 3.11,
+work (:mod:`queue_routing.workflow.plan`, :func:`queue_routing.workflow.chunks.plan_chunks`),
+follow from the functions here: each turns the work a job is given -- uniformised steps or
+events to simulate, samples to search, states of a chain -- into a predicted wall time on one
+core, with constants calibrated by ``benchmarks/resources.py`` (which prints the measured
+values next to these). The calibrated constants below were measured on the machine of the
+README's "Benchmarks" section: 2 cores shared with other work (load average about 2), Python 3.11,
 numpy 2.4, numba 0.68. The requests are the prediction times a **safety factor** (config
 ``scaling.safety_factor``, 2 by default: it covers the measured spread between runs on the
 shared machine, about +-30%, and a slower cluster core), times the **attempt** number, so a
@@ -18,9 +19,9 @@ expectations, not bounds: where the work depends on random instances (Part A's u
 rates, Part B's drawn clusters) the expected value over the generator is used, or the instance
 itself when it is cheap to draw.
 
-Calibration (``python benchmarks/resources.py`` and whole jobs, on the development machine;
-"loaded": other work kept its load average at 2-5 on the 2 cores; the constant used is at the
-upper end of what was measured, the safety factor on top):
+Calibration (``python benchmarks/resources.py`` and whole jobs; "loaded": other work kept its
+load average at 2-5 on the 2 cores; the constant used is at the upper end of what was
+measured, the safety factor on top):
 
 ======================================  ==================================  =================
 quantity                                measured                            constant
@@ -34,17 +35,23 @@ Part A uniformisation rate Lambda(C)    36.4 C + 15 (20 instances per       36.4
                                         C = 10, 50, 100, 200; every         unit time
                                         instance within 10%)
 Part A solver run (Algorithm 1)         0.85-4.8 ms at C = 10-200           1 ms + 0.02 ms C
+Part A event of the job-size study      about 110 ns (event-driven          150 ns
+(general job sizes)                     simulator, Table 1)
 Part B arrival, per policy              loaded 230-290 ns at n = 4-20,      200 ns + 8 ns n
                                         520 ns at n = 50 (whole runs 0.4-
                                         0.9 of the model)
 Part B index tables (3 policies)        0.05-0.6 s at n = 4-50              0.05 s + 0.01 s n
 Part B two-cluster point                0.1-0.9 s at L = 45, 3.2 s at       1.5e-3 s (L/10)^3.3
                                         L = 102, 47 s at L = 230
+Part B three-cluster sweep job          the four together 40 s (default     30 s each
+                                        config)
 Part C event (LQFS-LB kernel + trace)   49-60 ns; loaded 100-160 ns         110 ns
 Part C events per unit time             1.99-2.00 r sum(lambda)             2 r sum(lambda)
 Part C search sample                    0.33-0.62 ms at I + J = 2-10,       0.4 ms + 0.02 ms
                                         loaded                              (I + J)
 memory of a job (Snakemake + script)    138 MB + 190-218 MB                 400 MB
+Part C data (traces, fluid grids)       not measured (heuristics: well      100 bytes, 1 kB
+                                        below the job's 400 MB)             per point
 ======================================  ==================================  =================
 
 A whole job of the large config (``multiskill_simulate`` C = 200, chunk ``i0-3_r0-16``) was
@@ -57,29 +64,48 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..checks import integer, positive
+
 __all__ = [
     "BASE_MEMORY_MB",
     "DEADLINES_INDEX_SECONDS",
     "DEADLINES_SECONDS_PER_ARRIVAL",
+    "DEADLINES_THREE_CLUSTER_SECONDS",
+    "DEADLINES_TWO_CLUSTER_POINT",
     "JOB_OVERHEAD_SECONDS",
     "MIN_RUNTIME_MINUTES",
+    "MULTISKILL_EVENT_RATE",
+    "MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT",
+    "MULTISKILL_MEAN_ETA",
+    "MULTISKILL_SECONDS_PER_RUN",
     "MULTISKILL_SECONDS_PER_STEP",
+    "SERVERPOOLS_FLUID_LIMIT_MB_PER_POINT",
     "SERVERPOOLS_GROWTH_RATES",
     "SERVERPOOLS_SECONDS_PER_EVENT",
+    "SERVERPOOLS_SECONDS_PER_SAMPLE",
     "SERVERPOOLS_TOTAL_ARRIVAL_RATES",
+    "SERVERPOOLS_TRACE_MB_PER_POINT",
+    "SMALL_JOB_SECONDS",
+    "TABLE1_ETA",
+    "TABLE1_MU",
     "deadlines_expected_arrival_rate",
     "deadlines_large_seconds",
     "deadlines_two_cluster_seconds",
     "memory_mb",
     "multiskill_compare_seconds",
     "multiskill_event_rate",
+    "multiskill_job_sizes_event_rate",
+    "multiskill_job_sizes_seconds",
     "multiskill_simulation_seconds",
     "multiskill_solve_seconds",
     "runtime_minutes",
     "serverpools_events",
+    "serverpools_fluid_limit_mb",
     "serverpools_run_length",
+    "serverpools_search_mb",
     "serverpools_search_seconds",
     "serverpools_simulation_seconds",
+    "serverpools_trace_mb",
     "small_job_seconds",
     "table1_event_rate",
 ]
@@ -93,40 +119,68 @@ BASE_MEMORY_MB = 400.0
 #: Smallest runtime request (minutes): SLURM's granularity is a minute, and a limit of a few
 #: minutes keeps a job with a slow start (busy file system, cold numba cache) alive.
 MIN_RUNTIME_MINUTES = 5
+#: Predicted work (s) of a rule whose work the config hardly changes (Table 1 by every solver,
+#: the C = 2 maps, the examples, the boundary scan, the fluid runs, the index functions):
+#: above each of them in the default config (at most 20 s measured).
+SMALL_JOB_SECONDS = 60.0
 
 #: Part A: wall time (s) of one uniformised step of the compiled kernel that simulates P
 #: policies in lockstep (the event drawn once, every policy's state updated) = a + b P
 #: (measured 22 ns at P = 1 and 36 ns at P = 5, C = 20..200, benchmarks/resources.py).
 MULTISKILL_SECONDS_PER_STEP = (20e-9, 4e-9)
-#: Part A: Table 1's sum of capacities and sum of intensities (Sec. 6.3; work per unit time).
-_TABLE1_MU, _TABLE1_ETA = 176.0, 117.0
+#: Part A: expected uniformisation rate (steps per unit time) of a random instance with C
+#: classes = a + b C (fitted on 20 instances per C at C = 10, 50, 100, 200; every instance
+#: drawn there within 10%: :func:`multiskill_event_rate`).
+MULTISKILL_EVENT_RATE = (15.0, 36.4)
+#: Part A: mean intensity ``eta_i`` of a class of a random instance: the generator
+#: (:func:`queue_routing.multiskill.instances.random_instance`) draws ``round(U(1, 20))``, whose
+#: mean is 10.5.
+MULTISKILL_MEAN_ETA = 10.5
+#: Part A: wall time (s) of one run of Algorithm 1 on C classes = a + b C (measured 0.85 ms at
+#: C = 10, 4.8 ms at C = 200).
+MULTISKILL_SECONDS_PER_RUN = (1e-3, 2e-5)
+#: Part A: wall time (s) of one event of the event-driven simulator of general job sizes
+#: (docs/multiskill.md#general-job-sizes): measured about 1.1e-7 s on Table 1, rounded up.
+MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT = 1.5e-7
+#: Part A: Table 1's sum of capacities ``sum mu_j`` and sum of intensities ``sum eta_i``
+#: (Sec. 6.3 of the paper; work per unit time; docs/multiskill.md).
+TABLE1_MU, TABLE1_ETA = 176.0, 117.0
 #: Part B: wall time of one arrival of one policy (s) = a + b n (n clusters).
 DEADLINES_SECONDS_PER_ARRIVAL = (200e-9, 8e-9)
 #: Part B: building the index tables of IO, PI, RB (s) = a + b n.
 DEADLINES_INDEX_SECONDS = (0.05, 0.01)
+#: Part B: one exact evaluation on two clusters (s) = ``a (L / 10) ** b`` at the truncation
+#: level ``L = c * truncation`` that the default sweeps mostly settle at: the check starts
+#: at ``truncation`` and raises the level by 1.5 twice, so c = 1.5 ** 2 = 2.25 (measured
+#: 0.1-0.9 s at L = 45 and 68, 3.2 s at L = 102, 47 s at L = 230): (a, b, c).
+DEADLINES_TWO_CLUSTER_POINT = (1.5e-3, 3.3, 2.25)
+#: Part B: one sweep job of the three-cluster study (s): the four jobs of the default config
+#: together measured 40 core-seconds.
+DEADLINES_THREE_CLUSTER_SECONDS = 30.0
 #: Part C: wall time of one event of the LQFS-LB kernel, trace recording included (s).
 SERVERPOOLS_SECONDS_PER_EVENT = 110e-9
 #: Part C: one sample of the instability search (s) = a + b (I + J).
-_SEARCH_SECONDS_PER_SAMPLE = (0.4e-3, 0.02e-3)
+SERVERPOOLS_SECONDS_PER_SAMPLE = (0.4e-3, 0.02e-3)
 #: Part C: total arrival rate ``sum(lambda)`` per unit r of each example system
 #: (:func:`queue_routing.serverpools.instances.example_system`; tests/test_resources.py checks
 #: them), here so that the workflow can plan without importing the simulators (1.2 s).
 SERVERPOOLS_TOTAL_ARRIVAL_RATES = {"stable": 2.7, "unstable": 1.0098, "large_cycle": 1.009599}
 #: Part C: the leading real part gamma of the spectrum of A_u of each example (per unit time;
 #: :func:`queue_routing.serverpools.linear.stability_verdict`, tests/test_resources.py checks
-#: them), which sets a stationary run's derived burn-in (:func:`serverpools_run_length`).
+#: them), which sets a stationary run's derived warm-up (:func:`serverpools_run_length`).
 SERVERPOOLS_GROWTH_RATES = {
     "stable": -1.0000000000000002,
     "unstable": 0.23574485302162584,
     "large_cycle": 0.4192559077406969,
 }
-
-
-def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not value > 0 or not math.isfinite(value):
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return value
+#: Part C: memory (MB) of one recorded point of one replication's trace (a heuristic, not a
+#: measurement): a row of the trace table (example, r, replication, time, norm and the
+#: classes' deviations) is about 100 characters of CSV, 100 bytes.
+SERVERPOOLS_TRACE_MB_PER_POINT = 1e-4
+#: Part C: memory (MB) of one recorded time point of one fluid-limit replication (a heuristic,
+#: not a measurement): the run's recorded state and the fluid solution on its finer grid,
+#: about 1 kB per recorded point (under 1 MB in all in the default config).
+SERVERPOOLS_FLUID_LIMIT_MB_PER_POINT = 1e-3
 
 
 def runtime_minutes(seconds: float, *, attempt: int = 1, safety_factor: float = 2.0) -> int:
@@ -137,13 +191,12 @@ def runtime_minutes(seconds: float, *, attempt: int = 1, safety_factor: float = 
     >>> runtime_minutes(600.0), runtime_minutes(600.0, attempt=2), runtime_minutes(1.0)
     (21, 42, 5)
     """
-    if isinstance(attempt, bool) or int(attempt) != attempt or attempt < 1:
-        raise ValueError(f"attempt must be an int >= 1, got {attempt!r}")
+    attempt = integer("attempt", attempt, 1)
     if not seconds >= 0 or not math.isfinite(seconds):
         raise ValueError(f"seconds must be finite and >= 0, got {seconds}")
-    factor = _positive("safety_factor", safety_factor)
+    factor = positive("safety_factor", safety_factor)
     minutes = math.ceil(factor * (seconds + JOB_OVERHEAD_SECONDS) / 60.0)
-    return int(attempt) * max(minutes, MIN_RUNTIME_MINUTES)
+    return attempt * max(minutes, MIN_RUNTIME_MINUTES)
 
 
 def memory_mb(data_mb: float = 0.0, *, attempt: int = 1, safety_factor: float = 2.0) -> int:
@@ -153,26 +206,25 @@ def memory_mb(data_mb: float = 0.0, *, attempt: int = 1, safety_factor: float = 
     >>> memory_mb(), memory_mb(100.0, attempt=2)
     (800, 2000)
     """
-    if isinstance(attempt, bool) or int(attempt) != attempt or attempt < 1:
-        raise ValueError(f"attempt must be an int >= 1, got {attempt!r}")
+    attempt = integer("attempt", attempt, 1)
     if not data_mb >= 0 or not math.isfinite(data_mb):
         raise ValueError(f"data_mb must be finite and >= 0, got {data_mb}")
-    factor = _positive("safety_factor", safety_factor)
-    return int(attempt) * math.ceil(factor * (BASE_MEMORY_MB + data_mb))
+    factor = positive("safety_factor", safety_factor)
+    return attempt * math.ceil(factor * (BASE_MEMORY_MB + data_mb))
 
 
 def small_job_seconds() -> float:
-    """The predicted work of a rule whose work the config hardly changes (Table 1 by every
-    solver, the C = 2 maps, the examples, the boundary scan, the fluid runs, the index
-    functions): 60 s, above each of them in the default config (at most 20 s measured)."""
-    return 60.0
+    """The predicted work (s) of a rule whose work the config hardly changes:
+    :data:`SMALL_JOB_SECONDS`."""
+    return SMALL_JOB_SECONDS
 
 
 # -- Part A ---------------------------------------------------------------------------------
 def multiskill_event_rate(n_classes: int) -> float:
     """Expected uniformisation rate ``Lambda = sum_i eta_i + sum_j mu_j`` (steps per unit
     time) of a random instance with ``n_classes`` classes
-    (:func:`queue_routing.multiskill.instances.random_instance`): ``36.4 C + 15``.
+    (:func:`queue_routing.multiskill.instances.random_instance`): ``36.4 C + 15``
+    (:data:`MULTISKILL_EVENT_RATE`).
 
     The generator draws ``eta_i`` from ``round(U(1, 20))`` (mean 10.5) and the dedicated
     ``mu_i`` from ``ceil(U(10, 40))`` (mean 25.5), so ``Lambda / C`` tends to 36 plus the
@@ -183,9 +235,8 @@ def multiskill_event_rate(n_classes: int) -> float:
     >>> round(multiskill_event_rate(200))
     7295
     """
-    if isinstance(n_classes, bool) or int(n_classes) != n_classes or n_classes < 1:
-        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
-    return 36.4 * int(n_classes) + 15.0
+    a, b = MULTISKILL_EVENT_RATE
+    return b * integer("n_classes", n_classes, 1) + a
 
 
 def table1_event_rate(load_factor: float) -> float:
@@ -195,7 +246,7 @@ def table1_event_rate(load_factor: float) -> float:
     >>> table1_event_rate(1.0)
     293.0
     """
-    return _TABLE1_MU + _positive("load_factor", load_factor) * _TABLE1_ETA
+    return TABLE1_MU + positive("load_factor", load_factor) * TABLE1_ETA
 
 
 def multiskill_simulation_seconds(
@@ -217,7 +268,7 @@ def multiskill_simulation_seconds(
     3.2
     """
     simulated = len(set(policies) | {"bernoulli"})
-    steps = _positive("event_rate", event_rate) * (float(horizon) + float(warmup))
+    steps = positive("event_rate", event_rate) * (float(horizon) + float(warmup))
     a, b = MULTISKILL_SECONDS_PER_STEP
     return int(replications) * steps * (a + b * simulated)
 
@@ -225,18 +276,58 @@ def multiskill_simulation_seconds(
 def multiskill_solve_seconds(n_instances: int, n_classes: int, runs_per_instance: int) -> float:
     """Predicted wall time (s) of the exact solver and ``runs_per_instance`` runs of
     Algorithm 1 on each of ``n_instances`` instances with ``n_classes`` classes: ``(1 ms +
-    0.02 ms C)`` per run (measured 0.85 ms at C = 10, 4.8 ms at C = 200).
+    0.02 ms C)`` per run (:data:`MULTISKILL_SECONDS_PER_RUN`).
 
     >>> round(multiskill_solve_seconds(10, 200, 16), 2)
     0.8
     """
-    return n_instances * runs_per_instance * (1e-3 + 2e-5 * n_classes)
+    a, b = MULTISKILL_SECONDS_PER_RUN
+    return n_instances * runs_per_instance * (a + b * n_classes)
 
 
 def multiskill_compare_seconds(n_instances: int, n_classes: int) -> float:
     """Predicted wall time (s) of the three comparison systems on ``n_instances`` instances:
     a few exact solves each, bounded by one Algorithm 1 run per instance."""
     return multiskill_solve_seconds(n_instances, n_classes, 1)
+
+
+def multiskill_job_sizes_event_rate(n_classes: int | None = None) -> float:
+    """Expected events (arrivals and departures) per unit time of the job-size study's
+    event-driven simulator: ``2 sum(eta)``, every arrival departing. ``n_classes=None``:
+    Table 1 (``2 x 117``, :data:`TABLE1_ETA`); else a random instance with ``n_classes``
+    classes (``2 x 10.5 C``, :data:`MULTISKILL_MEAN_ETA`).
+
+    >>> multiskill_job_sizes_event_rate(), multiskill_job_sizes_event_rate(10)
+    (234.0, 210.0)
+    """
+    if n_classes is None:
+        return 2 * TABLE1_ETA
+    return 2 * MULTISKILL_MEAN_ETA * integer("n_classes", n_classes, 1)
+
+
+def multiskill_job_sizes_seconds(
+    event_rate: float,
+    *,
+    horizon: float,
+    warmup: float,
+    instances: int,
+    policies: Sequence[str],
+    replications: int,
+    laws: int,
+) -> float:
+    """Predicted wall time (s) of the job-size study on ``instances`` instances of
+    ``event_rate`` events per unit time (:func:`multiskill_job_sizes_event_rate`):
+    ``replications`` replications of ``warmup + horizon`` of every policy (Bernoulli routing,
+    the control, always simulated) under each of ``laws`` job-size laws, each event
+    :data:`MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT`.
+
+    >>> round(multiskill_job_sizes_seconds(234.0, horizon=4000.0, warmup=50.0, instances=1,
+    ...     policies=["jsq", "pi"], replications=10, laws=6), 2)
+    25.59
+    """
+    simulated = len(set(policies) | {"bernoulli"})
+    events = event_rate * (horizon + warmup) * instances * simulated * replications
+    return int(laws) * events * MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT
 
 
 # -- Part B ---------------------------------------------------------------------------------
@@ -277,7 +368,7 @@ def deadlines_large_seconds(
     1.6
     """
     a, b = DEADLINES_SECONDS_PER_ARRIVAL
-    arrivals = _positive("arrival_rate", arrival_rate) * (float(horizon) + float(warmup))
+    arrivals = positive("arrival_rate", arrival_rate) * (float(horizon) + float(warmup))
     tables = DEADLINES_INDEX_SECONDS[0] + DEADLINES_INDEX_SECONDS[1] * n_clusters
     return policies * int(replications) * arrivals * (a + b * n_clusters) + tables
 
@@ -285,8 +376,8 @@ def deadlines_large_seconds(
 def deadlines_two_cluster_seconds(points: int, truncation: int) -> float:
     """Predicted wall time (s) of ``points`` exact evaluations on two clusters whose
     truncation check starts at level ``truncation``: ``1.5 ms (L/10)^3.3`` per point at the
-    level ``L = 1.5^2 truncation`` that the default sweeps mostly settle at (two raises;
-    measured 0.1-0.9 s at L = 45 and 68, 3.2 s at L = 102, 47 s at L = 230).
+    level ``L = 1.5^2 truncation`` that the default sweeps mostly settle at
+    (:data:`DEADLINES_TWO_CLUSTER_POINT`).
 
     A point near capacity can need a much higher level (up to 499): its job then outruns
     the prediction and is resubmitted with a longer limit (``retries``).
@@ -294,51 +385,77 @@ def deadlines_two_cluster_seconds(points: int, truncation: int) -> float:
     >>> round(deadlines_two_cluster_seconds(8, 30), 1)
     6.5
     """
-    level = 2.25 * _positive("truncation", truncation)
-    return int(points) * 1.5e-3 * (level / 10.0) ** 3.3
+    seconds, exponent, raised = DEADLINES_TWO_CLUSTER_POINT
+    level = raised * positive("truncation", truncation)
+    return int(points) * seconds * (level / 10.0) ** exponent
 
 
 # -- Part C ---------------------------------------------------------------------------------
-def serverpools_events(r: float, total_arrival_rate: float, t_end: float) -> float:
-    """Expected events (arrivals and departures) of one replication of the r-th system on
-    ``[0, t_end]``: ``2 r sum(lambda) t_end`` (every arrival departs; measured 1.99-2.00 on
-    both examples).
+def serverpools_events(r: float, total_arrival_rate: float, length: float) -> float:
+    """Expected events (arrivals and departures) of one replication of the r-th system over
+    ``length`` time units (the whole simulated time, warm-up included): ``2 r sum(lambda)
+    length`` (every arrival departs; measured 1.99-2.00 on both examples).
 
     >>> serverpools_events(1e4, 2.7, 150.0)
     8100000.0
     """
-    return 2.0 * _positive("r", r) * _positive("total_arrival_rate", total_arrival_rate) * t_end
+    return 2.0 * positive("r", r) * positive("total_arrival_rate", total_arrival_rate) * length
 
 
-def serverpools_run_length(example: str, r: float, *, window: float, margin: float) -> float:
+def serverpools_run_length(
+    example: str, r: float, *, horizon: float, warmup_margin: float
+) -> float:
     """Length (time units of 1/mu) of one stationary run of an example at scale r: its derived
-    burn-in, ``margin / (2 |gamma|)`` (stable) or ``(ln(r) / 2 + margin) / gamma`` (unstable),
-    plus the averaging ``window`` — the formula of
-    :func:`queue_routing.serverpools.stationarity.derived_burn_in` with gamma from
+    warm-up, ``m / (2 |gamma|)`` (stable) or ``(ln(r) / 2 + m) / gamma`` (unstable), ``m`` =
+    ``warmup_margin``, plus the averaging ``horizon`` -- the formula of
+    :func:`queue_routing.serverpools.stationarity.derived_warmup` with gamma from
     :data:`SERVERPOOLS_GROWTH_RATES` (tests/test_resources.py checks that they agree).
 
-    >>> round(serverpools_run_length("stable", 1e4, window=60.0, margin=math.log(1000)), 3)
+    >>> round(serverpools_run_length("stable", 1e4, horizon=60.0,
+    ...     warmup_margin=math.log(1000)), 3)
     63.454
     """
     gamma = SERVERPOOLS_GROWTH_RATES[example]
     if gamma < 0:
-        burn_in = margin / (2.0 * -gamma)
+        warmup = warmup_margin / (2.0 * -gamma)
     else:
-        burn_in = (max(math.log(_positive("r", r)), 0.0) / 2.0 + margin) / gamma
-    return burn_in + float(window)
+        warmup = (max(math.log(positive("r", r)), 0.0) / 2.0 + warmup_margin) / gamma
+    return warmup + float(horizon)
 
 
 def serverpools_simulation_seconds(
-    r: float, total_arrival_rate: float, t_end: float, replications: int
+    r: float, total_arrival_rate: float, length: float, replications: int
 ) -> float:
-    """Predicted wall time (s) of ``replications`` replications of the r-th system:
-    :func:`serverpools_events` each at :data:`SERVERPOOLS_SECONDS_PER_EVENT`.
+    """Predicted wall time (s) of ``replications`` replications of the r-th system, each
+    ``length`` time units long: :func:`serverpools_events` each at
+    :data:`SERVERPOOLS_SECONDS_PER_EVENT`.
 
     >>> round(serverpools_simulation_seconds(1e6, 2.7, 150.0, 3))
     267
     """
-    events = serverpools_events(r, total_arrival_rate, t_end)
+    events = serverpools_events(r, total_arrival_rate, length)
     return int(replications) * events * SERVERPOOLS_SECONDS_PER_EVENT
+
+
+def serverpools_trace_mb(length: float, record_every: float, replications: int) -> float:
+    """Data (MB) of ``replications`` recorded traces of ``length`` time units, a point every
+    ``record_every``: :data:`SERVERPOOLS_TRACE_MB_PER_POINT` per point.
+
+    >>> serverpools_trace_mb(80.0, 0.5, 3)
+    0.048
+    """
+    points = length / record_every
+    return int(replications) * points * SERVERPOOLS_TRACE_MB_PER_POINT
+
+
+def serverpools_fluid_limit_mb(t_end: float, record_every: float, replications: int) -> float:
+    """Data (MB) of ``replications`` fluid-limit runs on ``[0, t_end]`` recorded every
+    ``record_every``: :data:`SERVERPOOLS_FLUID_LIMIT_MB_PER_POINT` per recorded point.
+
+    >>> serverpools_fluid_limit_mb(6.0, 0.05, 4)
+    0.48
+    """
+    return int(replications) * (t_end / record_every) * SERVERPOOLS_FLUID_LIMIT_MB_PER_POINT
 
 
 def serverpools_search_seconds(
@@ -346,15 +463,26 @@ def serverpools_search_seconds(
 ) -> float:
     """Predicted wall time (s) of ``samples`` samples of each of ``n_sizes`` sizes (I, J), none
     larger than ``largest`` = (max I, max J), on ``workers`` processes: at most ``0.4 ms +
-    0.02 ms (I + J)`` per sample (a tree, its A_u and two spectra, of sizes I + J - 1
-    and I), the sizes shared among the workers (one size's share is the floor).
+    0.02 ms (I + J)`` per sample (:data:`SERVERPOOLS_SECONDS_PER_SAMPLE`: a tree, its A_u and
+    two spectra, of sizes I + J - 1 and I), the sizes shared among the workers (one size's
+    share is the floor).
 
     >>> round(serverpools_search_seconds(25, (5, 5), 10000, workers=2))
     75
     """
-    a, b = _SEARCH_SECONDS_PER_SAMPLE
+    a, b = SERVERPOOLS_SECONDS_PER_SAMPLE
     per_size = int(samples) * (a + b * (int(largest[0]) + int(largest[1])))
     n_sizes = int(n_sizes)
     if n_sizes < 1:
         return 0.0
     return per_size * max(n_sizes / max(1, min(int(workers), n_sizes)), 1.0)
+
+
+def serverpools_search_mb(workers: int) -> float:
+    """Data (MB) of a search job on ``workers`` processes: each worker's Python process holds
+    about half of :data:`BASE_MEMORY_MB` (the job's own process is in the base).
+
+    >>> serverpools_search_mb(1)
+    200.0
+    """
+    return int(workers) * BASE_MEMORY_MB / 2

@@ -1,0 +1,442 @@
+"""The pipeline's job planning: how each heavy rule's work is cut into jobs, and what each job
+is predicted to need, as pure functions of the (validated) config.
+
+Six rules split their work into chunks, one job each (:data:`CHUNKED_RULES`; the ``chunk``
+wildcard, :mod:`queue_routing.workflow.chunks`): :func:`chunk_labels` gives the labels of one
+rule for one value of its other wildcards, :func:`plan` every chunked rule's jobs. Every
+heavy job's predicted wall time (:func:`job_seconds`) and data (:func:`job_mb`) follow from
+its rule, its wildcards and the config through the cost model
+:mod:`queue_routing.workflow.resources`; the Snakemake rules request them through the glue
+of ``workflow/rules/jobs.smk`` (README, "Scaling a study").
+
+Wildcards are given as a mapping of their names to their values (strings, as Snakemake gives
+them, or numbers), the ``chunk`` label included where the rule has one. The covariance study
+of 100 replications of 1000 time units at r = 2000 (1.19 s each), in jobs of at most a minute
+(50 s of work after the start-up):
+
+>>> config = {
+...     "scaling": {"target_minutes": 1, "jobs": {"serverpools_covariance": {"replications": 0}}},
+...     "serverpools": {
+...         "covariance": {"r": 2000, "warmup": 20.0, "horizon": 980.0, "replications": 100}
+...     },
+... }
+>>> chunk_labels("serverpools_covariance", {}, config)
+['r0-33', 'r34-66', 'r67-99']
+>>> round(job_seconds("serverpools_covariance", {"chunk": "r0-33"}, config), 3)
+40.392
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ArgumentError
+from . import resources as cost
+from .chunks import parse_chunk, plan_chunks
+
+__all__ = [
+    "CHUNKED_RULES",
+    "SERVERPOOLS_SEARCH_THREADS",
+    "chunk_labels",
+    "job_mb",
+    "job_seconds",
+    "plan",
+    "target_seconds",
+]
+
+Config = Mapping[str, Any]
+Wildcards = Mapping[str, Any]
+
+#: The rules that cut their work into chunks, with their wildcards other than ``chunk`` (the
+#: keys of :func:`chunk_labels`'s ``wildcards``).
+CHUNKED_RULES = {
+    "multiskill_simulate": ("n_classes",),
+    "multiskill_simulate_table1": (),
+    "deadlines_large": ("n",),
+    "serverpools_stochastic": ("example", "r"),
+    "serverpools_covariance": (),
+    "serverpools_search": (),
+}
+#: Processes of one ``serverpools_search`` job: one, because a job of two threads waits until
+#: both cores are free, which on a 2-core machine is the end of the run (measured: it always
+#: ran last, priority notwithstanding); a larger search is cut into more chunks instead.
+SERVERPOOLS_SEARCH_THREADS = 1
+
+
+def target_seconds(config: Config) -> float:
+    """The predicted work (s) one job of a derived split may be given: ``scaling.
+    target_minutes`` less the job's start-up (:data:`~queue_routing.workflow.resources.
+    JOB_OVERHEAD_SECONDS`), at least 1 s.
+
+    >>> target_seconds({"scaling": {"target_minutes": 10}})
+    590.0
+    """
+    minutes = config["scaling"]["target_minutes"]
+    return max(60.0 * minutes - cost.JOB_OVERHEAD_SECONDS, 1.0)
+
+
+def _labels(
+    config: Config,
+    rule: str,
+    n_items: int | None,
+    n_replications: int,
+    unit_seconds: float | list[float],
+    items_key: str | None = None,
+    reps_key: str = "replications",
+) -> list[str]:
+    """Labels of the chunks of ``rule``'s work: ``n_items`` (None: one item) times
+    ``n_replications``, each unit (one replication of one item) predicted to take
+    ``unit_seconds``; block sizes from ``scaling.jobs.<rule>`` (0: derived from
+    :func:`target_seconds`)."""
+    sizes = config["scaling"]["jobs"][rule]
+    chunks = plan_chunks(
+        n_items,
+        n_replications,
+        unit_seconds=unit_seconds,
+        target_seconds=target_seconds(config),
+        items_per_job=sizes[items_key] if items_key else 0,
+        replications_per_job=sizes[reps_key],
+    )
+    return [c.label() for c in chunks]
+
+
+# -- Part A --------------------------------------------------------------------------------
+def _ms_sizes(config: Config) -> list[int]:
+    """The numbers of classes C of the random instances (``multiskill.sizes``)."""
+    sizes = config["multiskill"]["sizes"]
+    return list(range(sizes["first"], sizes["last"] + 1, sizes["step"]))
+
+
+def _ms_runs(config: Config) -> int:
+    """Algorithm 1 runs per instance: every update rule from every initial partition, the
+    random one ``random_initial_partitions`` times."""
+    fp = config["multiskill"]["fixed_point"]
+    partitions = fp["initial_partitions"]
+    return len(fp["update_rules"]) * (
+        len(partitions)
+        - ("random" in partitions)
+        + ("random" in partitions) * fp["random_initial_partitions"]
+    )
+
+
+def _ms_unit(config: Config, event_rate: float, horizon: float) -> float:
+    """Predicted time (s) of one replication of every policy on one instance."""
+    sim = config["multiskill"]["simulation"]
+    return cost.multiskill_simulation_seconds(
+        event_rate,
+        policies=sim["policies"],
+        replications=1,
+        horizon=horizon,
+        warmup=sim["warmup"],
+    )
+
+
+def _ms_simulate_unit(config: Config, n_classes: Any) -> float:
+    rate = cost.multiskill_event_rate(int(n_classes))
+    return _ms_unit(config, rate, config["multiskill"]["simulation"]["horizon"])
+
+
+def _ms_table1_units(config: Config) -> list[float]:
+    """Predicted time (s) of one replication on Table 1 at each load factor."""
+    sim = config["multiskill"]["simulation"]
+    rates = [cost.table1_event_rate(f) for f in sim["table1_load_factors"]]
+    return [_ms_unit(config, rate, sim["table1_horizon"]) for rate in rates]
+
+
+def _ms_simulate_chunks(config: Config, w: Wildcards) -> list[str]:
+    ms = config["multiskill"]
+    unit = _ms_simulate_unit(config, w["n_classes"])
+    reps = ms["simulation"]["replications"]
+    return _labels(config, "multiskill_simulate", ms["instances_per_size"], reps, unit, "instances")
+
+
+def _ms_table1_chunks(config: Config, w: Wildcards) -> list[str]:
+    sim = config["multiskill"]["simulation"]
+    return _labels(
+        config,
+        "multiskill_simulate_table1",
+        len(sim["table1_load_factors"]),
+        sim["replications"],
+        _ms_table1_units(config),
+        "load_factors",
+    )
+
+
+def _ms_simulate_seconds(config: Config, w: Wildcards) -> float:
+    return parse_chunk(w["chunk"]).size * _ms_simulate_unit(config, w["n_classes"])
+
+
+def _ms_table1_seconds(config: Config, w: Wildcards) -> float:
+    chunk = parse_chunk(w["chunk"])
+    units = _ms_table1_units(config)
+    return len(chunk.replications) * sum([units[k] for k in chunk.items])
+
+
+def _ms_solve_seconds(config: Config, w: Wildcards) -> float:
+    n = int(w["n_classes"])
+    instances = config["multiskill"]["instances_per_size"]
+    return cost.multiskill_solve_seconds(instances, n, _ms_runs(config))
+
+
+def _ms_compare_seconds(config: Config, w: Wildcards) -> float:
+    n = int(w["n_classes"])
+    return cost.multiskill_compare_seconds(config["multiskill"]["instances_per_size"], n)
+
+
+def _ms_job_sizes_seconds(config: Config, w: Wildcards) -> float:
+    """One sample of the job-size study: Table 1, or the random instances."""
+    js = config["multiskill"]["job_sizes"]
+    if w["sample"] == "table1":
+        rate = cost.multiskill_job_sizes_event_rate()
+        horizon, count = js["table1_horizon"], 1
+    else:
+        rate = cost.multiskill_job_sizes_event_rate(js["random_n_classes"])
+        horizon, count = js["random_horizon"], js["random_instances"]
+    return cost.multiskill_job_sizes_seconds(
+        rate,
+        horizon=horizon,
+        warmup=js["warmup"],
+        instances=count,
+        policies=js["policies"],
+        replications=js["replications"],
+        laws=len(js["laws"]),
+    )
+
+
+# -- Part B --------------------------------------------------------------------------------
+def _dl_large_unit(config: Config, n: Any) -> float:
+    """Predicted time (s) of one replication of the policies (PI and the configured ones) on
+    n clusters, the index tables included."""
+    large = config["deadlines"]["large"]
+    n = int(n)
+    rate = cost.deadlines_expected_arrival_rate(
+        n, large["servers_range"], large["rate_range"], large["load"]
+    )
+    return cost.deadlines_large_seconds(
+        rate,
+        n,
+        replications=1,
+        horizon=large["horizon"],
+        warmup=large["warmup"],
+        policies=len(set(large["policies"]) | {"pi"}),
+    )
+
+
+def _dl_large_chunks(config: Config, w: Wildcards) -> list[str]:
+    unit = _dl_large_unit(config, w["n"])
+    reps = config["deadlines"]["large"]["replications"]
+    return _labels(config, "deadlines_large", None, reps, unit)
+
+
+def _dl_large_seconds(config: Config, w: Wildcards) -> float:
+    return len(parse_chunk(w["chunk"]).replications) * _dl_large_unit(config, w["n"])
+
+
+def _dl_two_cluster_seconds(config: Config, w: Wildcards) -> float:
+    """One two-cluster sweep: its points (``distribution`` is crossed with the arrival
+    rates, docs/deadlines.md)."""
+    sweeps = config["deadlines"]["sweeps"]
+    crossed = ["distribution", "arrival_rate"] if w["sweep"] == "distribution" else [w["sweep"]]
+    points = math.prod(len(sweeps[key]) for key in crossed)
+    return cost.deadlines_two_cluster_seconds(points, config["deadlines"]["exact"]["truncation"])
+
+
+def _dl_three_cluster_seconds(config: Config, w: Wildcards) -> float:
+    return cost.DEADLINES_THREE_CLUSTER_SECONDS
+
+
+# -- Part C --------------------------------------------------------------------------------
+def _sp_length(config: Config, example: str, r: Any) -> float:
+    """One stationary run's simulated time: the derived warm-up plus the horizon."""
+    st = config["serverpools"]["stochastic"]
+    return cost.serverpools_run_length(
+        example, int(r), horizon=st["horizon"], warmup_margin=st["warmup_margin"]
+    )
+
+
+def _sp_stochastic_unit(config: Config, example: str, r: Any) -> float:
+    """Predicted time (s) of one replication of an example at scale r."""
+    rate = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[example]
+    return cost.serverpools_simulation_seconds(int(r), rate, _sp_length(config, example, r), 1)
+
+
+def _sp_stochastic_chunks(config: Config, w: Wildcards) -> list[str]:
+    unit = _sp_stochastic_unit(config, w["example"], w["r"])
+    reps = config["serverpools"]["stochastic"]["replications"]
+    return _labels(config, "serverpools_stochastic", None, reps, unit)
+
+
+def _sp_stochastic_seconds(config: Config, w: Wildcards) -> float:
+    reps = len(parse_chunk(w["chunk"]).replications)
+    return reps * _sp_stochastic_unit(config, w["example"], w["r"])
+
+
+def _sp_stochastic_mb(config: Config, w: Wildcards) -> float:
+    """The chunk's recorded traces."""
+    length = _sp_length(config, w["example"], w["r"])
+    record_every = config["serverpools"]["stochastic"]["record_every"]
+    reps = len(parse_chunk(w["chunk"]).replications)
+    return cost.serverpools_trace_mb(length, record_every, reps)
+
+
+def _sp_covariance_unit(config: Config) -> float:
+    """One replication of the stable example: warm-up plus horizon."""
+    c = config["serverpools"]["covariance"]
+    rate = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES["stable"]
+    return cost.serverpools_simulation_seconds(c["r"], rate, c["warmup"] + c["horizon"], 1)
+
+
+def _sp_covariance_chunks(config: Config, w: Wildcards) -> list[str]:
+    reps = config["serverpools"]["covariance"]["replications"]
+    return _labels(config, "serverpools_covariance", None, reps, _sp_covariance_unit(config))
+
+
+def _sp_covariance_seconds(config: Config, w: Wildcards) -> float:
+    return len(parse_chunk(w["chunk"]).replications) * _sp_covariance_unit(config)
+
+
+def _sp_search_largest(config: Config) -> tuple[int, int]:
+    """The largest size (I, J) of the search: every I <= max_classes, J <= max_pools (their
+    order is :func:`queue_routing.serverpools.experiments.search_sizes`; a chunk's items index
+    it)."""
+    search = config["serverpools"]["search"]
+    return search["max_classes"], search["max_pools"]
+
+
+def _sp_search_chunks(config: Config, w: Wildcards) -> list[str]:
+    largest = _sp_search_largest(config)
+    unit = cost.serverpools_search_seconds(1, largest, 1) / SERVERPOOLS_SEARCH_THREADS
+    return _labels(
+        config,
+        "serverpools_search",
+        largest[0] * largest[1],
+        config["serverpools"]["search"]["samples_per_size"],
+        unit,
+        items_key="sizes",
+        reps_key="samples",
+    )
+
+
+def _sp_search_seconds(config: Config, w: Wildcards) -> float:
+    chunk = parse_chunk(w["chunk"])
+    return cost.serverpools_search_seconds(
+        chunk.n_items,
+        _sp_search_largest(config),
+        len(chunk.replications),
+        workers=SERVERPOOLS_SEARCH_THREADS,
+    )
+
+
+def _sp_search_mb(config: Config, w: Wildcards) -> float:
+    return cost.serverpools_search_mb(SERVERPOOLS_SEARCH_THREADS)
+
+
+def _sp_fluid_limit_seconds(config: Config, w: Wildcards) -> float:
+    """One example at one r: its replications on [0, t_end] (the settled start's queues add
+    little: the run starts on the fluid scale)."""
+    f = config["serverpools"]["fluid_limit"]
+    rate = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[w["example"]]
+    return cost.serverpools_simulation_seconds(int(w["r"]), rate, f["t_end"], f["replications"])
+
+
+def _sp_fluid_limit_mb(config: Config, w: Wildcards) -> float:
+    """The recorded grids, the run's and the finer fluid solution's."""
+    f = config["serverpools"]["fluid_limit"]
+    return cost.serverpools_fluid_limit_mb(f["t_end"], f["record_every"], f["replications"])
+
+
+# -- the tables of the public functions -------------------------------------------------------
+_CHUNKS: dict[str, Callable[[Config, Wildcards], list[str]]] = {
+    "multiskill_simulate": _ms_simulate_chunks,
+    "multiskill_simulate_table1": _ms_table1_chunks,
+    "deadlines_large": _dl_large_chunks,
+    "serverpools_stochastic": _sp_stochastic_chunks,
+    "serverpools_covariance": _sp_covariance_chunks,
+    "serverpools_search": _sp_search_chunks,
+}
+_SECONDS: dict[str, Callable[[Config, Wildcards], float]] = {
+    "multiskill_solve": _ms_solve_seconds,
+    "multiskill_compare": _ms_compare_seconds,
+    "multiskill_simulate": _ms_simulate_seconds,
+    "multiskill_simulate_table1": _ms_table1_seconds,
+    "multiskill_job_sizes": _ms_job_sizes_seconds,
+    "deadlines_two_cluster": _dl_two_cluster_seconds,
+    "deadlines_large": _dl_large_seconds,
+    "deadlines_three_cluster": _dl_three_cluster_seconds,
+    "serverpools_search": _sp_search_seconds,
+    "serverpools_stochastic": _sp_stochastic_seconds,
+    "serverpools_covariance": _sp_covariance_seconds,
+    "serverpools_fluid_limit": _sp_fluid_limit_seconds,
+}
+_MB: dict[str, Callable[[Config, Wildcards], float]] = {
+    "serverpools_search": _sp_search_mb,
+    "serverpools_stochastic": _sp_stochastic_mb,
+    "serverpools_fluid_limit": _sp_fluid_limit_mb,
+}
+
+
+def _rule(rule: str, table: Mapping[str, Any], what: str) -> Any:
+    if rule not in table:
+        raise ArgumentError("rule", f"rule must be {what} ({', '.join(table)}), got {rule!r}")
+    return table[rule]
+
+
+def chunk_labels(rule: str, wildcards: Wildcards, config: Config) -> list[str]:
+    """The chunk labels of ``rule`` (one of :data:`CHUNKED_RULES`) for the values of its other
+    wildcards in ``wildcards`` (e.g. ``{"n_classes": 200}``; ``{}`` for a rule without), in
+    order: items, then replications.
+
+    The split follows ``scaling.jobs.<rule>`` (block sizes; 0: the fewest jobs whose
+    predicted time fits :func:`target_seconds`, :func:`~queue_routing.workflow.chunks.
+    plan_chunks`) and the predicted time of one replication of one item.
+    """
+    return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards)
+
+
+def plan(config: Config) -> dict[str, list[dict[str, str]]]:
+    """Every job of every chunked rule: by rule (:data:`CHUNKED_RULES`), the wildcards of its
+    jobs as strings, as Snakemake gives them (``chunk`` last), in the order the rules list
+    them (Part A by C, Part B by n, Part C by example then r).
+
+    """
+    st = config["serverpools"]["stochastic"]
+    groups = {
+        "multiskill_simulate": [{"n_classes": str(n)} for n in _ms_sizes(config)],
+        "multiskill_simulate_table1": [{}],
+        "deadlines_large": [{"n": str(int(n))} for n in config["deadlines"]["large"]["clusters"]],
+        "serverpools_stochastic": [
+            {"example": example, "r": str(int(r))} for example in st["examples"] for r in st["r"]
+        ],
+        "serverpools_covariance": [{}],
+        "serverpools_search": [{}],
+    }
+    return {
+        rule: [
+            {**group, "chunk": label}
+            for group in groups[rule]
+            for label in chunk_labels(rule, group, config)
+        ]
+        for rule in CHUNKED_RULES
+    }
+
+
+def job_seconds(rule: str, wildcards: Wildcards, config: Config) -> float:
+    """Predicted wall time (s) of the job of ``rule`` with ``wildcards``, start-up excluded
+    (the cost model :mod:`queue_routing.workflow.resources`; the requests add the start-up,
+    the safety factor and the attempt: :func:`~queue_routing.workflow.resources.
+    runtime_minutes`).
+
+    A rule whose work the config hardly changes is not here: its jobs are predicted at
+    :func:`~queue_routing.workflow.resources.small_job_seconds`.
+    """
+    return _rule(rule, _SECONDS, "a heavy rule")(config, wildcards)
+
+
+def job_mb(rule: str, wildcards: Wildcards, config: Config) -> float:
+    """Predicted data (MB) of the job of ``rule`` with ``wildcards`` beyond the job's base
+    memory (:func:`~queue_routing.workflow.resources.memory_mb`): Part C's recorded traces,
+    fluid grids and search workers; 0 for the other heavy rules."""
+    _rule(rule, _SECONDS, "a heavy rule")
+    return _MB[rule](config, wildcards) if rule in _MB else 0.0
