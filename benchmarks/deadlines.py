@@ -30,7 +30,7 @@ import time
 
 import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
 import numpy as np
-from _common import machine
+from _common import machine, simpy_missing, simpy_run_line, target_line, versus_simpy
 
 from queue_routing.deadlines.model import Instance
 from queue_routing.deadlines.simulation import simulate
@@ -209,21 +209,19 @@ def main(argv: list[str] | None = None) -> int:
         f"miss rate {res.miss_rate:.4f} +- {res.miss_ci95:.4f}"
     )
     if simpy is None:
-        print("simpy: not installed (pip install simpy); no comparison")
-        print(f"deadlines: nanx vs SimPy ({comp_eps:.3g} events/s compiled)")
+        simpy_missing()
+        print(versus_simpy("deadlines", float("nan"), comp_eps))
         return 0
     out = simpy_run(h_simpy, 0.1 * h_simpy, args.seed)
-    simpy_eps = out["events"] / out["wall"]
-    print(
-        f"simpy:    1 x horizon {h_simpy:g} (+10% warm-up): {out['events']:,} events in "
-        f"{out['wall']:.2f} s = {simpy_eps:,.0f} events/s; miss rate {out['miss_rate']:.4f} "
-        f"(one replication; rel. diff {out['miss_rate'] / res.miss_rate - 1:+.1%})"
-    )
+    simpy_eps = simpy_run_line(
+        out, horizon=h_simpy, quantity="miss rate", value=out["miss_rate"],
+        reference=res.miss_rate, digits=".4f", run="one replication",
+    )  # fmt: skip
     ratio = comp_eps / simpy_eps
-    print(f"target >= 100x: {'met' if ratio >= 100 else 'NOT met'}")
+    print(target_line(ratio, 100))
     rvi_timing()
     rvi_three_cluster_timing()
-    print(f"deadlines: {ratio:.0f}x vs SimPy ({comp_eps:.3g} events/s compiled)")
+    print(versus_simpy("deadlines", ratio, comp_eps))
     return 0
 
 

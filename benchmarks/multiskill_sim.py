@@ -32,7 +32,14 @@ import time
 
 import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
 import numpy as np
-from _common import machine
+from _common import (
+    machine,
+    simpy_missing,
+    simpy_run_line,
+    smallest_ratio,
+    target_line,
+    versus_simpy,
+)
 
 from queue_routing.multiskill.instances import random_instance, table1
 from queue_routing.multiskill.model import Instance
@@ -136,28 +143,23 @@ def main(argv: list[str] | None = None) -> int:
             f"cost {res.cost:.4g} +- {res.ci95:.2g}"
         )
         if simpy is None:
-            print("  simpy: not installed (pip install simpy); no comparison")
+            simpy_missing("  ")
             ratios.append((float("nan"), comp_eps))
             continue
         out = simpy_run(inst, h_simpy, 0.1 * h_simpy, args.seed)
-        simpy_eps = out["events"] / out["wall"]
         simpy_cost = float(out["means"] @ inst.cost)
-        print(
-            f"  simpy:    1 x horizon {h_simpy:g} (+10% warm-up): {out['events']:,} events in "
-            f"{out['wall']:.2f} s = {simpy_eps:,.0f} events/s; cost {simpy_cost:.4g} "
-            f"(one short replication; rel. diff {simpy_cost / res.cost - 1:+.1%})"
-        )
+        simpy_eps = simpy_run_line(
+            out, horizon=h_simpy, quantity="cost", value=simpy_cost, reference=res.cost,
+            label="  simpy:    ",
+        )  # fmt: skip
         ratio = comp_eps / simpy_eps
         print(f"  ratio: {ratio:,.0f}x events/s")
         ratios.append((ratio, comp_eps))
         sys.stdout.flush()
 
-    ratio, comp_eps = min(ratios, key=lambda r: r[0] if np.isfinite(r[0]) else np.inf)
-    print(
-        f"\ntarget >= 100x: {'met' if ratio >= 100 else 'NOT met'} "
-        f"(smaller ratio of the {len(ratios)} instances)"
-    )
-    print(f"multiskill_sim: {ratio:.0f}x vs SimPy ({comp_eps:.3g} events/s compiled)")
+    ratio, comp_eps = smallest_ratio(ratios)
+    print(f"\n{target_line(ratio, 100)} (smaller ratio of the {len(ratios)} instances)")
+    print(versus_simpy("multiskill_sim", ratio, comp_eps))
     return 0
 
 

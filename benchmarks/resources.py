@@ -5,11 +5,12 @@ Usage::
     python benchmarks/resources.py [--quick]
 
 Measures, on one core, each unit cost that the cost model multiplies by a job's work -- a
-uniformised step of Part A's kernel, an arrival of Part B's simulator per policy, an event of
-Part C's kernel, a sample of the instability search, the start-up of a job -- and prints it
-next to the constant of ``queue_routing.workflow.resources``, with their ratio (measured /
-model: the model's constants sit at the upper end of what was measured on the machine of the
-README's "Benchmarks", so the ratios should be at most about 1; the requests add the safety
+uniformised step of Part A's kernel, an event of its general job-size simulator, an arrival of
+Part B's simulator per policy, an event of Part C's kernel, a sample of the instability
+search, the start-up of a job -- and prints it next to the constant of
+``queue_routing.workflow.resources``, with their ratio (measured / model: the model's
+constants sit at the upper end of what was measured on the machine of the README's
+"Benchmarks" section, so the ratios should be at most about 1; the requests add the safety
 factor on top). The last line reads ``resources: worst measured/model ratio <r>
 (<quantity>)`` over the timings (the rows marked ``check:`` compare the model's inputs with
 the instances: at most 1 is right).
@@ -21,6 +22,7 @@ import argparse
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +82,24 @@ def part_a(quick: bool) -> list[tuple[str, float, float]]:
         )
         a, b = cost.MULTISKILL_SECONDS_PER_STEP
         rows.append((f"Part A step of 5 policies (C={c})", per_step, a + 5 * b))
+    from queue_routing.multiskill.general import simulate_general
+    from queue_routing.multiskill.instances import table1
+
+    simulate_general(table1(), "pi", job_sizes="lognormal:4", horizon=1.0, replications=2)
+    horizon = 500.0 if quick else 5000.0
+    res = simulate_general(
+        table1(), "pi", job_sizes="lognormal:4", horizon=horizon, replications=3, seed=1
+    )
+    per_event = res.wall_seconds / res.events
+    expected = cost.multiskill_job_sizes_event_rate() * 1.1 * horizon * 3  # 10% warm-up
+    print(
+        f"  Part A job sizes (Table 1, PI, lognormal:4): {res.events:,} events "
+        f"({res.events / expected:.3f} of 2 sum(eta) per unit time) in "
+        f"{res.wall_seconds:.2f} s = {per_event * 1e9:.0f} ns/event"
+    )
+    rows.append(
+        ("Part A job-size event (Table 1)", per_event, cost.MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT)
+    )
     return rows
 
 
@@ -130,7 +150,7 @@ def part_c(quick: bool) -> list[tuple[str, float, float]]:
         )
         sol = solve_spp(system)
         stochastic_runs(
-            example, sol, 100, t_end=2.0, warmup=1.0, record_every=0.5, replications=1, seed=1
+            example, sol, 100, horizon=1.0, warmup=1.0, record_every=0.5, replications=1, seed=1
         )
         for r in (1000, 100000) if not quick else (1000, 10000):
             (_, summary), wall = _timed(
@@ -138,7 +158,7 @@ def part_c(quick: bool) -> list[tuple[str, float, float]]:
                     example,
                     sol,
                     r,
-                    t_end=60.0,
+                    horizon=40.0,
                     warmup=20.0,
                     record_every=0.5,
                     replications=1,
@@ -149,7 +169,8 @@ def part_c(quick: bool) -> list[tuple[str, float, float]]:
             expected = cost.serverpools_events(r, total, 60.0)
             print(
                 f"  Part C {example} r={r}: {events:,} events ({events / expected:.3f} of "
-                f"2 r sum(lambda) t_end) in {wall:.2f} s = {wall / events * 1e9:.0f} ns/event"
+                f"2 r sum(lambda) (warmup + horizon)) in {wall:.2f} s = "
+                f"{wall / events * 1e9:.0f} ns/event"
             )
             model = cost.SERVERPOOLS_SECONDS_PER_EVENT
             rows.append((f"Part C event ({example}, r={r})", wall / events, model))
@@ -177,23 +198,24 @@ def start_up() -> list[tuple[str, float, float]]:
     )
     imports = time.perf_counter() - t0
     snakemake = Path(sys.executable).with_name("snakemake")
-    t0 = time.perf_counter()
-    subprocess.run(
-        [
-            str(snakemake),
-            "-s",
-            str(ROOT / "Snakefile"),
-            "--directory",
-            "/tmp/qr-bench-dry",
-            "-n",
-            "--quiet",
-            "--configfile",
-            str(ROOT / "workflow/config/smoke.yaml"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    dry = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="qr-bench-dry-") as workdir:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [
+                str(snakemake),
+                "-s",
+                str(ROOT / "Snakefile"),
+                "--directory",
+                workdir,
+                "-n",
+                "--quiet",
+                "--configfile",
+                str(ROOT / "workflow/config/smoke.yaml"),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        dry = time.perf_counter() - t0
     print(
         f"  start-up: library imports {imports:.2f} s, Snakemake reading the workflow "
         f"(dry run of the smoke DAG) {dry:.2f} s"
