@@ -66,9 +66,9 @@ SERVERPOOLS_SEARCH_THREADS = 1
 
 
 def target_seconds(config: Config) -> float:
-    """The predicted work (s) one job of a derived split may be given: ``scaling.
-    target_minutes`` less the job's start-up (:data:`~queue_routing.workflow.resources.
-    JOB_OVERHEAD_SECONDS`), at least 1 s.
+    """The predicted work (s) one job of a derived split may be given:
+    ``scaling.target_minutes`` less the job's start-up
+    (:data:`~.resources.JOB_OVERHEAD_SECONDS`), at least 1 s.
 
     >>> target_seconds({"scaling": {"target_minutes": 10}})
     590.0
@@ -389,8 +389,8 @@ def chunk_labels(rule: str, wildcards: Wildcards, config: Config) -> list[str]:
     order: items, then replications.
 
     The split follows ``scaling.jobs.<rule>`` (block sizes; 0: the fewest jobs whose
-    predicted time fits :func:`target_seconds`, :func:`~queue_routing.workflow.chunks.
-    plan_chunks`) and the predicted time of one replication of one item.
+    predicted time fits :func:`target_seconds`, :func:`~.chunks.plan_chunks`) and the
+    predicted time of one replication of one item.
     """
     return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards)
 
@@ -399,7 +399,6 @@ def plan(config: Config) -> dict[str, list[dict[str, str]]]:
     """Every job of every chunked rule: by rule (:data:`CHUNKED_RULES`), the wildcards of its
     jobs as strings, as Snakemake gives them (``chunk`` last), in the order the rules list
     them (Part A by C, Part B by n, Part C by example then r).
-
     """
     st = config["serverpools"]["stochastic"]
     groups = {
@@ -425,8 +424,7 @@ def plan(config: Config) -> dict[str, list[dict[str, str]]]:
 def job_seconds(rule: str, wildcards: Wildcards, config: Config) -> float:
     """Predicted wall time (s) of the job of ``rule`` with ``wildcards``, start-up excluded
     (the cost model :mod:`queue_routing.workflow.resources`; the requests add the start-up,
-    the safety factor and the attempt: :func:`~queue_routing.workflow.resources.
-    runtime_minutes`).
+    the safety factor and the attempt: :func:`~.resources.runtime_minutes`).
 
     A rule whose work the config hardly changes is not here: its jobs are predicted at
     :func:`~queue_routing.workflow.resources.small_job_seconds`.
