@@ -40,12 +40,20 @@ import time
 
 import _common  # noqa: F401  (first: pins the thread counts before numpy loads)
 import numpy as np
-from _common import machine
+from _common import (
+    machine,
+    simpy_missing,
+    simpy_run_line,
+    smallest_ratio,
+    target_line,
+    versus_simpy,
+)
 
 from queue_routing.multiskill.general import simulate_general
 from queue_routing.multiskill.instances import table1
 from queue_routing.multiskill.model import Instance
-from queue_routing.multiskill.simulation import _policy_arrays, simulate
+from queue_routing.multiskill.policies import policy_arrays
+from queue_routing.multiskill.simulation import simulate
 from queue_routing.multiskill.sizes import JobSizes, job_sizes
 from queue_routing.seeding import seed_sequence
 
@@ -77,7 +85,7 @@ def simpy_run(instance: Instance, policy: str, law: JobSizes, horizon: float, wa
               seed: int) -> dict:  # fmt: skip
     """One replication of the PS model in SimPy; mean jobs per server, events, wall time."""
     n = instance.n_classes
-    mode, prob, weight = _policy_arrays(instance, policy)
+    mode, prob, weight = policy_arrays(instance, policy)
     prob, w = prob.tolist(), weight.tolist()
     mu, eta = instance.mu.tolist(), instance.eta.tolist()
     state = seed_sequence(seed, "multiskill-general-bench-simpy", policy, law.spec)
@@ -195,28 +203,23 @@ def main(argv: list[str] | None = None) -> int:
             f"({gen_eps / exp_eps:.2f}x of it)"
         )
         if simpy is None:
-            print("  simpy: not installed (pip install simpy); no comparison")
+            simpy_missing("  ")
             ratios.append((math.nan, gen_eps))
             continue
         out = simpy_run(inst, policy, law, h_simpy, 0.1 * h_simpy, args.seed)
-        simpy_eps = out["events"] / out["wall"]
         simpy_cost = float(out["means"] @ inst.cost)
-        print(
-            f"  simpy:       1 x horizon {h_simpy:g}: {out['events']:,} events in "
-            f"{out['wall']:.2f} s = {simpy_eps:,.0f} events/s; cost {simpy_cost:.4g} "
-            f"(one short replication; rel. diff {simpy_cost / res.cost - 1:+.1%})"
-        )
+        simpy_eps = simpy_run_line(
+            out, horizon=h_simpy, quantity="cost", value=simpy_cost, reference=res.cost,
+            label="  simpy:       ", warmup="",
+        )  # fmt: skip
         ratio = gen_eps / simpy_eps
         print(f"  ratio general / SimPy: {ratio:,.0f}x events/s")
         ratios.append((ratio, gen_eps))
         sys.stdout.flush()
 
-    ratio, gen_eps = min(ratios, key=lambda r: r[0] if np.isfinite(r[0]) else np.inf)
-    print(
-        f"\ntarget >= 30x: {'met' if ratio >= 30 else 'NOT met'} "
-        f"(smallest ratio of the {len(ratios)} cases)"
-    )
-    print(f"multiskill_general: {ratio:.0f}x vs SimPy ({gen_eps:.3g} events/s compiled)")
+    ratio, gen_eps = smallest_ratio(ratios)
+    print(f"\n{target_line(ratio, 30)} (smallest ratio of the {len(ratios)} cases)")
+    print(versus_simpy("multiskill_general", ratio, gen_eps))
     return 0
 
 

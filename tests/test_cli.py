@@ -516,7 +516,7 @@ SUBCOMMANDS = [
 def test_help_shows_defaults_and_policy_meanings(capsys, monkeypatch, part, command):
     from queue_routing.cli import _build_parser
     from queue_routing.deadlines.policies import POLICY_DESCRIPTIONS as DEADLINE_POLICIES
-    from queue_routing.multiskill.simulation import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
+    from queue_routing.multiskill.policies import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
 
     monkeypatch.setenv("COLUMNS", "10000")  # no wrapping (argparse also breaks at hyphens)
     with pytest.raises(SystemExit) as info:

@@ -31,7 +31,6 @@ from queue_routing.cli import main
 from queue_routing.deadlines import (
     IndexabilityWarning,
     Instance,
-    PolicyError,
     compare_policies,
     evaluate,
     simulate_policy,
@@ -39,7 +38,7 @@ from queue_routing.deadlines import (
 from queue_routing.deadlines.experiments import large_instance
 from queue_routing.deadlines.policies import index_table
 from queue_routing.deadlines.policy_comparison import COMPARED_POLICIES
-from queue_routing.errors import AccuracyError
+from queue_routing.errors import AccuracyError, ArgumentError
 from queue_routing.paired import ratio_of_means
 
 SEED = 2012
@@ -300,13 +299,13 @@ def test_ratio_of_means_is_the_delta_method():
         ({"warmup": -1.0}, "warmup"),
         ({"seed": -1}, "seed"),
         ({"table_size": 0}, "table_size"),
-        ({"alpha": 1.5}, "alpha"),
+        ({"confidence": 1.5}, "confidence"),
         ({"keys": "x"}, "keys"),
     ],
 )
 def test_bad_arguments_are_rejected_by_name(kwargs, argument):
     args = {"horizon": 10.0, "replications": 3, "table_size": 20, **kwargs}
-    with pytest.raises(PolicyError, match=f"^{argument}") as info:
+    with pytest.raises(ArgumentError, match=f"^{argument}") as info:
         compare_policies(README, **args)
     assert info.value.argument == argument
 
@@ -328,7 +327,7 @@ def test_a_truncated_table_is_reported_when_asked_and_is_the_capped_policy():
         alone = simulate_policy(README, "pi", table=table, **kw)
     assert np.array_equal(alone.replication_costs, res.simulations["pi"].replication_costs)
     assert alone.table_bound == res.table_bound["pi"]
-    with pytest.raises(PolicyError, match=r"^on_table_bound"):
+    with pytest.raises(ArgumentError, match=r"^on_table_bound"):
         compare_policies(README, ["pi"], on_table_bound="ignore", **kw)
 
 
@@ -372,7 +371,7 @@ def test_cli_contract(capsys, tmp_path):
         capsys, "deadlines", "evaluate", str(path), "--policy", "rb", "--method",
         "simulation", "--horizon", "1000", "--table-size", "60",
     )  # fmt: skip
-    assert code == 0 and json.loads(out)["cost_rate"] == obj["policies"]["rb"]["cost"]
+    assert code == 0 and json.loads(out)["cost"] == obj["policies"]["rb"]["cost"]
     code, out, _ = run(capsys, *argv, "--policies", "rb,bs", "--replications", "3",
                        "--warmup", "0", "--seed", "4")  # fmt: skip
     assert code == 0 and list(json.loads(out)["policies"]) == ["rb", "bs"]

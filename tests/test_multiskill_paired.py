@@ -30,13 +30,15 @@ from _stats import bonferroni_t
 from queue_routing.multiskill import Instance, compare_policies, solve_exact
 from queue_routing.multiskill.instances import table1
 from queue_routing.multiskill.markov import stationary_cost
-from queue_routing.multiskill.simulation import (
+from queue_routing.multiskill.policies import (
     POLICIES,
-    _simulate_kernel,
     alias_table,
     bernoulli_probabilities,
-    event_rates,
     policy_weights,
+)
+from queue_routing.multiskill.simulation import (
+    _simulate_kernel,
+    event_rates,
     replication_states,
     simulate,
     simulate_policies,
@@ -211,7 +213,7 @@ def test_paired_ratios_agree_with_independent_streams(paired):
     for name in names:
         inst, horizon = CASES[name]
         res = paired(name)
-        base = res.exact_bernoulli_cost
+        base = res.baseline_cost
         for policy in POLICIES[1:]:
             ind = simulate(
                 inst, policy, horizon=horizon, replications=REPS, seed=SEED,
@@ -260,7 +262,7 @@ def calibration(n_runs: int, horizon: float):
             C2, CAL_POLICIES, horizon=horizon, warmup=0.1 * horizon, replications=REPS,
             seed=SEED, keys=("calibration", run),
         )  # fmt: skip
-        base = res.exact_bernoulli_cost
+        base = res.baseline_cost
         for p in CAL_POLICIES[1:]:
             e = res.policies[p]
             out[p]["cv"].append(e.ratio)
@@ -316,7 +318,7 @@ def test_result_contract(paired):
     assert sorted(d["ranking"]) == sorted(POLICIES)
     ratios = [res.policies[p].ratio for p in res.ranking]
     assert ratios == sorted(ratios)
-    assert res.exact_bernoulli_cost == solve_exact(C2).cost
+    assert res.baseline_cost == solve_exact(C2).cost
     assert res.replications == REPS and res.warmup == pytest.approx(400.0)
     assert set(res.differences) == {
         (a, b) for i, a in enumerate(POLICIES) for b in POLICIES[i + 1 :]
@@ -334,7 +336,7 @@ def test_result_contract(paired):
     # Without the control: ratio = cost / B.
     plain = compare_policies(C2, ["jsq"], horizon=50.0, replications=3, control_variate=False)
     e = plain.policies["jsq"]
-    assert e.ratio == pytest.approx(e.cost / plain.exact_bernoulli_cost)
+    assert e.ratio == pytest.approx(e.cost / plain.baseline_cost)
     assert "bernoulli" in plain.simulations and plain.ranking == ("jsq",)
 
 
@@ -346,7 +348,7 @@ def test_result_contract(paired):
         ({"policies": ["power-of-two"]}, "policies"),
         ({"replications": 2}, "replications"),
         ({"horizon": 0.0}, "horizon"),
-        ({"alpha": 1.5}, "alpha"),
+        ({"confidence": 1.5}, "confidence"),
     ],
 )
 def test_bad_arguments_are_rejected_by_name(kwargs, word):

@@ -22,6 +22,7 @@ are 0.1-0.3% of the cost.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -29,17 +30,14 @@ import pytest
 from scipy import stats
 
 from _stats import bonferroni_t
+from queue_routing.errors import ArgumentError
 from queue_routing.multiskill import Instance, solve_exact
 from queue_routing.multiskill.instances import random_instance, table1
 from queue_routing.multiskill.markov import generator, stationary_cost
-from queue_routing.multiskill.simulation import (
-    POLICIES,
-    SimulationResult,
-    alias_table,
-    arrival_rates,
-    policy_weights,
-    simulate,
-)
+from queue_routing.multiskill.policies import POLICIES, alias_table, arrival_rates, policy_weights
+from queue_routing.multiskill.replications import SimulationResult
+from queue_routing.multiskill.simulation import simulate
+from queue_routing.user_policy import UserPolicyError
 
 SEED = 2022
 REPS = 20
@@ -158,6 +156,17 @@ def test_truncated_bernoulli_chain_is_product_of_mm1(name, chains):
     full = chains(name, "bernoulli")
     assert full.cost == pytest.approx(solve_exact(inst).cost, rel=1e-8)
     np.testing.assert_allclose(full.per_server_mean_jobs, rho / (1.0 - rho), rtol=1e-8)
+    # The result's JSON: a simulation's keys (ci95 None: exact) and the truncation's accuracy.
+    d = json.loads(json.dumps(full.to_dict(), allow_nan=False))
+    assert d == {
+        "cost": full.cost,
+        "ci95": None,
+        "per_server_mean_jobs": full.per_server_mean_jobs.tolist(),
+        "truncation": full.truncation,
+        "boundary_mass": full.boundary_mass,
+        "lost_rate": full.lost_rate,
+    }
+    assert d["cost"] == pytest.approx(solve_exact(inst).cost, rel=1e-8)
 
 
 def test_chain_solvers_agree_and_ties_go_to_the_dedicated_server():
@@ -259,23 +268,28 @@ def test_result_contract_and_bookkeeping():
 @pytest.mark.parametrize(
     ("kwargs", "exc", "word"),
     [
-        ({"policy": "power-of-two"}, ValueError, "policy"),
-        ({"horizon": 0.0}, ValueError, "horizon"),
-        ({"horizon": -5.0}, ValueError, "horizon"),
-        ({"horizon": math.inf}, ValueError, "horizon"),
-        ({"horizon": "10"}, TypeError, "horizon"),
-        ({"warmup": -1.0}, ValueError, "warmup"),
-        ({"replications": 1}, ValueError, "replications"),
-        ({"replications": 2.5}, TypeError, "replications"),
-        ({"seed": -1}, ValueError, "seed"),
+        ({"policy": "power-of-two"}, UserPolicyError, "policy"),
+        ({"horizon": 0.0}, ArgumentError, "horizon"),
+        ({"horizon": -5.0}, ArgumentError, "horizon"),
+        ({"horizon": math.inf}, ArgumentError, "horizon"),
+        ({"horizon": "10"}, ArgumentError, "horizon"),
+        ({"warmup": -1.0}, ArgumentError, "warmup"),
+        ({"replications": 1}, ArgumentError, "replications"),
+        ({"replications": 2.5}, ArgumentError, "replications"),
+        ({"seed": -1}, ArgumentError, "seed"),
+        ({"start": "full"}, ArgumentError, "start"),
     ],
 )
 def test_bad_arguments_are_rejected_by_name(kwargs, exc, word):
+    # every one a ValueError whose message starts with the argument's name
     args = {"policy": "jsq", "horizon": 10.0, "replications": 2}
     args.update(kwargs)
     policy = args.pop("policy")
-    with pytest.raises(exc, match=word):
+    with pytest.raises(exc, match=f"^{word}") as info:
         simulate(table1(), policy, **args)
+    assert isinstance(info.value, ValueError)
+    if exc is ArgumentError:
+        assert info.value.argument == word
 
 
 def test_bad_chain_arguments():

@@ -5,7 +5,9 @@
   (the intercept and its standard error are the estimator and its standard error), and the
   coverage of its interval on bivariate normal data with a known mean (Monte Carlo);
 * ``holm`` against the step-down procedure written out by hand; ``select_best``: a clear
-  winner is declared, two equal policies are not separated (Monte Carlo of the error rate).
+  winner is declared, two equal policies are not separated (Monte Carlo of the error rate);
+* ``PolicyComparison``: one result for both parts, whose JSON starts with the part's
+  baseline (the CLI contract of ``compare-policies``).
 
 Docs: docs/README.md#paired-comparisons.
 """
@@ -17,6 +19,8 @@ import pytest
 from scipy import stats
 
 from queue_routing.paired import (
+    PolicyComparison,
+    PolicyEstimate,
     control_variate_estimate,
     holm,
     mean_estimate,
@@ -135,3 +139,37 @@ def test_select_best_rarely_separates_equal_policies():
         point = {k: float(v.mean()) for k, v in samples.items()}
         declared += select_best(point, pairwise_differences(samples)).best is not None
     assert declared / n <= 0.05 + 3.09 * np.sqrt(0.05 * 0.95 / n)
+
+
+def _estimate(policy, cost, ratio):
+    return PolicyEstimate(policy, cost, 0.1, 0.05, ratio, 0.01, 0.005)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "head"),
+    [
+        # Part A: the exact cost of the baseline divides the ratios
+        ({"baseline": "bernoulli", "baseline_cost": 2.5, "control_variate": True},
+         {"exact_bernoulli_cost": 2.5}),
+        # Part B: the baseline's cost is simulated
+        ({"baseline": "pi", "table_size": 60}, {"baseline": "pi"}),
+    ],
+)  # fmt: skip
+def test_policy_comparison_ranks_selects_and_writes_the_cli_json(attributes, head):
+    rng = rng_for(3, "test-paired-comparison")
+    a = rng.normal(1.0, 0.1, 8)
+    samples = {"a": a, "b": a + 1.0 + rng.normal(0.0, 0.01, 8)}  # a clearly better
+    differences = pairwise_differences(samples)
+    estimates = {"b": _estimate("b", 2.0, 0.8), "a": _estimate("a", 1.0, 0.4)}
+    run = {"horizon": 10.0, "warmup": 1.0, "replications": 8, "seed": 0, "keys": ()}
+    res = PolicyComparison.from_estimates(
+        estimates, differences, {"b": 0.8, "a": 0.4}, confidence=0.99, **attributes, **run
+    )
+    assert res.ranking == ("a", "b") and res.best == "a"
+    assert res.selection == select_best({"b": 0.8, "a": 0.4}, differences, confidence=0.99)
+    d = res.to_dict()
+    assert list(d) == [*head, "policies", "ranking", "best"]
+    assert {k: d[k] for k in head} == head
+    assert list(d["policies"]) == ["b", "a"]  # in the order asked
+    assert d["policies"]["a"] == {"cost": 1.0, "ci95": 0.1, "ratio": 0.4, "ratio_ci95": 0.01}
+    assert d["ranking"] == ["a", "b"] and d["best"] == "a"

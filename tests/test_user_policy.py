@@ -29,17 +29,15 @@ from queue_routing.deadlines import compare_policies as b_compare
 from queue_routing.deadlines import evaluate
 from queue_routing.deadlines.policies import TableBoundWarning as BTableBoundWarning
 from queue_routing.deadlines.policies import index_table, simulate_policy
-from queue_routing.errors import AccuracyError
+from queue_routing.errors import AccuracyError, ArgumentError, TableBoundWarning
 from queue_routing.multiskill import Instance, compare_policies, simulate
 from queue_routing.multiskill.instances import TABLE1, table1
+from queue_routing.multiskill.policies import alias_table, policy_weights
 from queue_routing.multiskill.simulation import (
     STREAMS,
-    TableBoundWarning,
     _kernel_arrays,
     _simulate_kernel,
-    alias_table,
     event_rates,
-    policy_weights,
     replication_states,
     simulate_replications,
 )
@@ -50,6 +48,7 @@ from queue_routing.user_policy import (
     UserPolicyError,
     is_spec,
     load_policy,
+    resolve_policies,
     resolve_policy,
 )
 from queue_routing.workflow.config import ConfigError, validate_config
@@ -364,6 +363,37 @@ def test_resolution_and_spec_form():
         simulate(C2, UserPolicy.from_table("t", np.ones((2, 5))), horizon=5.0, table_size=3)
 
 
+def test_comparisons_resolve_their_policies_in_one_place():
+    # resolve_policies: names of the part and user policies, in order, named as in outputs
+    known = ("bernoulli", "jsq", "pi")
+    got = resolve_policies(f"pi, {MISS_GUESS}", ("bs", "pi"))  # a comma-separated string
+    assert list(got) == ["pi", MISS_GUESS] and isinstance(got[MISS_GUESS], UserPolicy)
+    got = resolve_policies(["pi", jsq_again, "bernoulli"], known)
+    assert list(got) == ["pi", "jsq_again", "bernoulli"] and got["jsq_again"].name == "jsq_again"
+    # from costs (load=False): another name is a user policy's, kept as given, not loaded
+    assert resolve_policies(["pi", "no/such.py:f"], known, load=False) == {
+        "pi": "pi",
+        "no/such.py:f": "no/such.py:f",
+    }
+    for bad, needle in [
+        ([], "policies must name at least one policy"),
+        (",", "policies must name at least one policy"),
+        (["pi", "pi"], "policies must not repeat a policy"),
+        (["power-of-two"], "policies must be among bernoulli, jsq, pi or path/to/file.py:name"),
+        (5, "policies must be a sequence of names, got 5"),
+    ]:
+        with pytest.raises(ArgumentError) as info:
+            resolve_policies(bad, known)
+        assert str(info.value).startswith(needle) and info.value.argument == "policies"
+    with pytest.raises(UserPolicyError, match="not found"):
+        resolve_policies(["no/such.py:f"], known)  # loaded: a missing file is reported
+    # both parts' comparisons refuse the same way, naming the argument
+    for compare, inst in ((compare_policies, C2), (b_compare, B2)):
+        with pytest.raises(ArgumentError, match=r"^policies must not repeat") as info:
+            compare(inst, ["pi", "pi"], horizon=10.0, replications=3)
+        assert info.value.argument == "policies"
+
+
 def test_a_changed_file_is_reloaded(tmp_path):
     path = _write(tmp_path, "def f(server, jobs, instance):\n    return 1.0\n")
     assert load_policy(f"{path}:f").index(0, 0, None) == 1.0
@@ -432,7 +462,7 @@ def test_cli_runs_the_worked_example_part_a(capsys, table1_file):
 def test_cli_runs_the_worked_example_part_b(capsys, b_file):
     code, out, err = _run(capsys, "deadlines", "evaluate", b_file, "--policy", MISS_GUESS)
     assert code == 0 and err == ""
-    assert json.loads(out)["cost_rate"] == evaluate(B2, load_policy(MISS_GUESS)).cost
+    assert json.loads(out)["cost"] == evaluate(B2, load_policy(MISS_GUESS)).cost
     argv = [
         "deadlines",
         "compare-policies",

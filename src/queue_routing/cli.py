@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -104,13 +105,17 @@ def _multiskill_simulate(args: argparse.Namespace) -> dict[str, Any]:
     ).to_dict()
 
 
-def _multiskill_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
-    from .multiskill import Instance, compare_policies
-
-    instance = Instance.from_dict(_read_json(args.instance))
-    n_sims = len(set(args.policies) | {"bernoulli"})
+def _compare_policies(args: argparse.Namespace) -> dict[str, Any]:
+    """``multiskill compare-policies`` and ``deadlines compare-policies``: the part's
+    ``compare_policies`` (``args.part`` names the part; its baseline is simulated too, even
+    when not asked), with ``--job-sizes`` where the part has it."""
+    part = importlib.import_module(f"{__package__}.{args.part}")
+    comparison = importlib.import_module(f"{__package__}.{args.part}.policy_comparison")
+    instance = part.Instance.from_dict(_read_json(args.instance))
+    n_sims = len(set(args.policies) | {comparison.BASELINE})
     progress = _terminal_progress(n_sims * args.replications, "simulating policies")
-    return compare_policies(
+    extra = {"job_sizes": args.job_sizes} if "job_sizes" in args else {}
+    return comparison.compare_policies(
         instance,
         args.policies,
         horizon=args.horizon,
@@ -120,7 +125,7 @@ def _multiskill_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
         keys=("cli",),
         table_size=args.table_size,
         progress=progress,
-        job_sizes=args.job_sizes,
+        **extra,
     ).to_dict()
 
 
@@ -142,25 +147,6 @@ def _deadlines_evaluate(args: argparse.Namespace) -> dict[str, Any]:
         table_size=args.table_size,
         seed=args.seed,
         keys=("cli",),  # never the policy: compare-policies sees the same jobs
-        progress=progress,
-    ).to_dict()
-
-
-def _deadlines_compare_policies(args: argparse.Namespace) -> dict[str, Any]:
-    from .deadlines import Instance, compare_policies
-
-    instance = Instance.from_dict(_read_json(args.instance))
-    n_sims = len(set(args.policies) | {"pi"})
-    progress = _terminal_progress(n_sims * args.replications, "simulating policies")
-    return compare_policies(
-        instance,
-        args.policies,
-        horizon=args.horizon,
-        warmup=args.warmup,
-        replications=args.replications,
-        seed=args.seed,
-        keys=("cli",),
-        table_size=args.table_size,
         progress=progress,
     ).to_dict()
 
@@ -325,7 +311,8 @@ def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .deadlines.policies import INDEX_POLICIES
     from .deadlines.policies import POLICY_DESCRIPTIONS as DEADLINE_POLICIES
-    from .multiskill.simulation import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
+    from .multiskill.policies import POLICY_DESCRIPTIONS as MULTISKILL_POLICIES
+    from .user_policy import DEFAULT_TABLE_SIZE
 
     parser = _Parser(
         prog="queue-routing",
@@ -426,7 +413,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--table-size",
         type=_int_at_least(1),
-        default=400,
+        default=DEFAULT_TABLE_SIZE,
         help="your own policy: its index is tabulated for 0..TABLE_SIZE jobs per server "
         "(arrivals beyond are counted and reported)",
     )
@@ -470,11 +457,11 @@ def _build_parser() -> argparse.ArgumentParser:
     cp.add_argument(
         "--table-size",
         type=_int_at_least(1),
-        default=400,
+        default=DEFAULT_TABLE_SIZE,
         help="your own policies: index tabulated for 0..TABLE_SIZE jobs per server (an "
         "arrival beyond it is an error: raise the size)",
     )
-    cp.set_defaults(func=_multiskill_compare_policies)
+    cp.set_defaults(func=_compare_policies)
 
     dl = parts.add_parser("deadlines", help="Part B: soft real-time jobs on multiclusters")
     dl_cmd = dl.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -565,7 +552,7 @@ def _build_parser() -> argparse.ArgumentParser:
     dcp.add_argument(
         "--seed", type=_int_at_least(0), default=0, help="root seed of the random streams"
     )
-    dcp.set_defaults(func=_deadlines_compare_policies)
+    dcp.set_defaults(func=_compare_policies)
     ix = command(dl_cmd, "index", "index function of one cluster", dl_instance)
     ix.add_argument(
         "--policy",

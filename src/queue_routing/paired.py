@@ -16,15 +16,20 @@ per-replication differences.
 * :func:`holm` -- Holm's step-down adjustment of p-values;
 * :func:`select_best` -- the ranking, and the best only where it is separated from every
   other (Holm-adjusted, family-wise confidence ``confidence``);
-* :func:`ratio_of_means` -- ``E[y] / E[x]`` from paired replications, delta-method interval.
+* :func:`ratio_of_means` -- ``E[y] / E[x]`` from paired replications, delta-method interval;
+* :class:`PolicyComparison` -- the result of a paired comparison of policies, the same for
+  Parts A and B (each part computes its ratios to its own baseline:
+  :func:`queue_routing.multiskill.compare_policies`,
+  :func:`queue_routing.deadlines.compare_policies`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +38,7 @@ from .stats import t_cdf, t_quantile
 
 __all__ = [
     "PairedEstimate",
+    "PolicyComparison",
     "PolicyEstimate",
     "Selection",
     "control_variate_estimate",
@@ -392,3 +398,127 @@ def ratio_of_means(samples, baseline) -> PairedEstimate:
         df=r - 1,
         replications=r,
     )
+
+
+@dataclass(frozen=True)
+class PolicyComparison:
+    """A paired comparison of policies on one instance (``docs/README.md#paired-comparisons``):
+    what Part A's and Part B's ``compare_policies`` and ``paired_comparison`` return.
+
+    Each part divides every ratio by its own baseline: Part A by the exact optimal Bernoulli
+    cost, with the simulated Bernoulli cost as control variate
+    (``docs/multiskill.md#paired-policy-comparisons``); Part B by PI's simulated cost, a paired
+    ratio of means (``docs/deadlines.md#paired-policy-comparisons``).
+
+    Attributes
+    ----------
+    baseline:
+        The policy whose cost divides every ratio (``"bernoulli"`` in Part A, ``"pi"`` in
+        Part B); simulated even when not asked.
+    policies:
+        ``{name: PolicyEstimate}`` in the order asked.
+    differences:
+        ``{(a, b): PairedEstimate of E[cost_a - cost_b]}`` (cost per unit time) for every pair
+        with ``a`` before ``b``, from the per-replication differences (with the control
+        variate where the ratios have it).
+    ranking:
+        Policies from the best estimate to the worst (Part A by ratio, Part B by cost).
+    best:
+        ``ranking[0]`` when it is separated from every other policy after Holm's correction
+        (:func:`select_best`), else ``None`` ("not separated").
+    selection:
+        The Holm-adjusted p-values behind :attr:`best`, and the family-wise ``confidence``.
+    horizon, warmup:
+        Measured time per replication and the discarded warm-up before it (time units).
+    replications:
+        ``R``, independent replications per policy (paired across policies).
+    seed, keys:
+        The stream identity shared by every policy (common random numbers).
+    table_bound:
+        ``{name: count}`` of every policy simulated: measured arrivals that the end of a
+        policy's index table may have decided (0 for policies without a table; nonzero only
+        when a comparison is asked to report them rather than refuse them). Empty when not
+        known.
+    simulations:
+        The simulation result of every policy simulated (the baseline included); empty when
+        the comparison is made from the replications' costs.
+    baseline_cost:
+        The baseline's exact cost (cost per unit time) when it is known and divides the ratios
+        without error (Part A: ``B``, the exact optimal Bernoulli cost); ``None`` when the
+        baseline's cost is itself simulated (Part B).
+    control_variate:
+        Whether the baseline's simulated cost was the control variate of every estimate.
+    table_size:
+        Index tables cover ``x = 0..table_size`` jobs per server (``None`` when not recorded).
+    """
+
+    baseline: str
+    policies: dict[str, PolicyEstimate]
+    differences: dict[tuple[str, str], PairedEstimate]
+    ranking: tuple[str, ...]
+    best: str | None
+    selection: Selection = field(repr=False)
+    horizon: float
+    warmup: float
+    replications: int
+    seed: int
+    keys: tuple
+    table_bound: dict[str, int] = field(default_factory=dict)
+    simulations: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    baseline_cost: float | None = None
+    control_variate: bool = False
+    table_size: int | None = None
+
+    @classmethod
+    def from_estimates(
+        cls,
+        estimates: Mapping[str, PolicyEstimate],
+        differences: Mapping[tuple[str, str], PairedEstimate],
+        point: Mapping[str, float],
+        *,
+        confidence: float = 0.95,
+        **attributes: Any,
+    ) -> PolicyComparison:
+        """The comparison of ``estimates``: ranked by ``point`` (lower is better) with the best
+        of :func:`select_best` at family-wise ``confidence``; ``attributes`` are the other
+        attributes (``baseline``, ``horizon``, ...)."""
+        selection = select_best(point, differences, confidence=confidence)
+        return cls(
+            policies=dict(estimates),
+            differences=dict(differences),
+            ranking=selection.ranking,
+            best=selection.best,
+            selection=selection,
+            **attributes,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON object: first the baseline, ``{"exact_<baseline>_cost": cost}`` when
+        its cost is exact (Part A: ``exact_bernoulli_cost``), else ``{"baseline": name}`` (Part
+        B); then ``policies`` (``cost``, ``ci95``, ``ratio``, ``ratio_ci95`` each),
+        ``ranking`` and ``best`` (``None`` if not separated).
+
+        >>> e = PolicyEstimate("pi", 2.0, 0.1, 0.05, 1.0, 0.0, 0.0)
+        >>> s = Selection(("pi",), "pi", {}, 0.95)
+        >>> c = PolicyComparison("pi", {"pi": e}, {}, ("pi",), "pi", s, 10.0, 1.0, 3, 0, ())
+        >>> list(c.to_dict())
+        ['baseline', 'policies', 'ranking', 'best']
+        """
+        if self.baseline_cost is None:
+            head: dict[str, Any] = {"baseline": self.baseline}
+        else:
+            head = {f"exact_{self.baseline}_cost": float(self.baseline_cost)}
+        return {
+            **head,
+            "policies": {
+                name: {
+                    "cost": float(e.cost),
+                    "ci95": float(e.ci95),
+                    "ratio": float(e.ratio),
+                    "ratio_ci95": float(e.ratio_ci95),
+                }
+                for name, e in self.policies.items()
+            },
+            "ranking": list(self.ranking),
+            "best": self.best,
+        }

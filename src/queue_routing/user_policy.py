@@ -62,12 +62,15 @@ import importlib.util
 import inspect
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .checks import show
+from .errors import ArgumentError
 
 __all__ = [
     "DEFAULT_TABLE_SIZE",
@@ -78,6 +81,7 @@ __all__ = [
     "load_policy",
     "policy_label",
     "policy_name",
+    "resolve_policies",
     "resolve_policy",
 ]
 
@@ -357,3 +361,52 @@ def resolve_policy(policy: Any, builtins: tuple[str, ...]) -> str | UserPolicy:
 def policy_name(policy: str | UserPolicy) -> str:
     """The name of a resolved policy in outputs (:func:`resolve_policy`)."""
     return policy.name if isinstance(policy, UserPolicy) else policy
+
+
+def resolve_policies(
+    policies: Any, known: Sequence[str], *, load: bool = True
+) -> dict[str, str | UserPolicy]:
+    """``{name: policy}`` of a paired comparison's policies, in the order given.
+
+    ``policies`` is a sequence or a comma-separated string of names of ``known`` (the part's
+    built-ins, returned as is) and user policies (``"path.py:name"``, callables,
+    :class:`UserPolicy`; :func:`resolve_policy`), each named as in the outputs
+    (:func:`policy_name`). With ``load=False`` (statistics made from costs already simulated)
+    any other non-empty string is kept as a user policy's name, unloaded. An empty list, a
+    repeated name or a name that is neither raises
+    :class:`~queue_routing.errors.ArgumentError` naming ``policies``; a user policy that
+    cannot be loaded, :class:`UserPolicyError`.
+
+    >>> list(resolve_policies("jsq, pi", ("bernoulli", "jsq", "pi")))
+    ['jsq', 'pi']
+    >>> resolve_policies(["pi", "pi"], ("pi",))
+    Traceback (most recent call last):
+    ...
+    queue_routing.errors.ArgumentError: policies must not repeat a policy
+    """
+    if isinstance(policies, str):
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    if not isinstance(policies, Sequence):
+        raise ArgumentError(
+            "policies", f"policies must be a sequence of names, got {show(policies)}"
+        )
+    if not policies:
+        raise ArgumentError("policies", "policies must name at least one policy")
+    resolved: dict[str, str | UserPolicy] = {}
+    for p in policies:
+        if isinstance(p, str) and p in known:
+            q: str | UserPolicy = p
+        elif not load and isinstance(p, str) and p:
+            q = p  # a user policy's name in the costs
+        elif load and (not isinstance(p, str) or ":" in p):
+            q = resolve_policy(p, tuple(known))
+        else:
+            raise ArgumentError(
+                "policies",
+                f"policies must be among {', '.join(known)} or path/to/file.py:name; got {show(p)}",
+            )
+        name = policy_name(q)
+        if name in resolved:
+            raise ArgumentError("policies", "policies must not repeat a policy")
+        resolved[name] = q
+    return resolved

@@ -5,7 +5,8 @@ MS = config["multiskill"]
 MS_SIZES = list(
     range(MS["sizes"]["first"], MS["sizes"]["last"] + 1, MS["sizes"]["step"])
 )
-MS_UPDATES = MS["fixed_point"]["update_rules"]
+MS_FP = MS["fixed_point"]
+MS_UPDATES = MS_FP["update_rules"]
 MS_SIM = MS["simulation"]
 MS_JS = MS["job_sizes"]
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
@@ -74,7 +75,13 @@ rule multiskill_solve:
         **job_resources(ms_solve_seconds),
     params:
         seed=config["seed"],
-        fixed_point=MS["fixed_point"],
+        update_rules=MS_UPDATES,
+        initial_partitions=MS_FP["initial_partitions"],
+        random_initial_partitions=MS_FP["random_initial_partitions"],
+        p_shared=MS_FP["random_partition"]["p_shared"],
+        p_both=MS_FP["random_partition"]["p_both"],
+        paper_rounding=MS_FP["paper_rounding"],
+        max_iterations=MS_FP["max_iterations"],
     message:
         "Part A: exact solver and Algorithm 1 on the C={wildcards.n_classes} instances ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -184,7 +191,12 @@ rule multiskill_two_class:
     resources:
         **small_job_resources(),
     params:
-        setting=MS["two_class"],
+        mu=MS["two_class"]["mu"],
+        cost=MS["two_class"]["cost"],
+        eta_max=MS["two_class"]["eta_max"],
+        grid_points=MS["two_class"]["grid_points"],
+        line_eta1=MS["two_class"]["line_eta1"],
+        line_points=MS["two_class"]["line_points"],
     message:
         "Part A: C=2 optimal cases and loads by the closed forms and the exact solver ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -206,7 +218,12 @@ rule multiskill_switching:
     resources:
         **small_job_resources(),
     params:
-        setting=MS["switching"],
+        mu=MS["switching"]["mu"],
+        cost=MS["switching"]["cost"],
+        eta_max=MS["switching"]["eta_max"],
+        grid_points=MS["switching"]["grid_points"],
+        line_eta1=MS["switching"]["line_eta1"],
+        line_points=MS["switching"]["line_points"],
     message:
         "Part A: C=2 costs of the three systems and the switching curve (root finding) ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -222,7 +239,12 @@ use rule multiskill_switching as multiskill_equal_capacities with:
     log:
         "logs/multiskill/multiskill_equal_capacities.log",
     params:
-        setting=MS["equal_capacities"],
+        mu=MS["equal_capacities"]["mu"],
+        cost=MS["equal_capacities"]["cost"],
+        eta_max=MS["equal_capacities"]["eta_max"],
+        grid_points=MS["equal_capacities"]["grid_points"],
+        line_eta1=MS["equal_capacities"]["line_eta1"],
+        line_points=MS["equal_capacities"]["line_points"],
     message:
         "Part A: equal capacities, different costs: where multi-skilled beats all sharing ({resources.runtime} min, {resources.mem_mb} MB)"
 
@@ -234,6 +256,8 @@ rule multiskill_fig1:
         "logs/multiskill/multiskill_fig1.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fig1",
     message:
         "Part A: Fig. 1, model schematic"
     script:
@@ -251,7 +275,9 @@ rule multiskill_fig2:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        setting=MS["two_class"],
+        draw="fig2",
+        mu=MS["two_class"]["mu"],
+        cost=MS["two_class"]["cost"],
     message:
         "Part A: Fig. 2, optimal C=2 case over the (eta1, eta2) plane"
     script:
@@ -268,7 +294,10 @@ rule multiskill_fig3:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        setting=MS["two_class"],
+        draw="fig3",
+        mu=MS["two_class"]["mu"],
+        cost=MS["two_class"]["cost"],
+        line_eta1=MS["two_class"]["line_eta1"],
     message:
         "Part A: Fig. 3, optimal C=2 loads against eta2"
     script:
@@ -288,7 +317,10 @@ rule multiskill_fig4:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        setting=MS["switching"],
+        draw="fig4",
+        mu=MS["switching"]["mu"],
+        cost=MS["switching"]["cost"],
+        line_eta1=MS["switching"]["line_eta1"],
     message:
         "Part A: Fig. 4, costs of the three systems and the switching curve"
     script:
@@ -306,7 +338,9 @@ rule multiskill_fig5:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        setting=MS["equal_capacities"],
+        draw="fig5",
+        mu=MS["equal_capacities"]["mu"],
+        cost=MS["equal_capacities"]["cost"],
     message:
         "Part A: Fig. 5, equal capacities: region where multi-skilled beats all sharing"
     script:
@@ -323,6 +357,8 @@ rule multiskill_fig6:
         "logs/multiskill/multiskill_fig6_{update_rule}.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fig6",
     message:
         "Part A: Fig. 6, Algorithm 1 ({wildcards.update_rule} update) on Table 1"
     script:
@@ -338,6 +374,8 @@ rule multiskill_fig7:
         "logs/multiskill/multiskill_fig7_{update_rule}.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fig7",
     message:
         "Part A: Fig. 7, iterations of Algorithm 1 ({wildcards.update_rule} update) against C"
     script:
@@ -451,6 +489,8 @@ rule multiskill_fig8:
         "logs/multiskill/multiskill_fig8.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fig8",
     message:
         "Part A: routing policies relative to optimal Bernoulli, against C"
     script:
@@ -466,6 +506,8 @@ rule multiskill_fig9:
         "logs/multiskill/multiskill_fig9.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fig9",
     message:
         "Part A: routing policies relative to optimal Bernoulli on Table 1, against load"
     script:

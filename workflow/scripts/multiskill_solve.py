@@ -8,18 +8,18 @@ from queue_routing.workflow.scripts import run_script
 
 def main(snakemake):
     data = read_json(snakemake.input.instances)
-    fp = snakemake.params.fixed_point
+    p = snakemake.params
     instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
     runs = sweep_runs(
         instances,
-        seed=snakemake.params.seed,
-        updates=fp["update_rules"],
-        inits=fp["initial_partitions"],
-        random_inits=fp["random_initial_partitions"],
-        p_shared=fp["random_partition"]["p_shared"],
-        p_both=fp["random_partition"]["p_both"],
-        paper_rounding=fp["paper_rounding"],
-        max_iterations=fp["max_iterations"],
+        seed=p.seed,
+        updates=p.update_rules,
+        inits=p.initial_partitions,
+        random_inits=p.random_initial_partitions,
+        p_shared=p.p_shared,
+        p_both=p.p_both,
+        paper_rounding=p.paper_rounding,
+        max_iterations=p.max_iterations,
     )
     write_table(runs, snakemake.output.runs)
 

@@ -6,10 +6,8 @@ from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
-    s = snakemake.params.setting
-    tables = switching_tables(
-        s["mu"], s["cost"], s["eta_max"], s["grid_points"], s["line_eta1"], s["line_points"]
-    )
+    p = snakemake.params
+    tables = switching_tables(p.mu, p.cost, p.eta_max, p.grid_points, p.line_eta1, p.line_points)
     for name, df in tables.items():
         write_table(df, snakemake.output[name])
 

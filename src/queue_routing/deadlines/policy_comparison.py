@@ -9,7 +9,9 @@ the same work and the same deadlines (``docs/deadlines.md#common-random-numbers`
 paper's proposed policy, is the baseline of the ratios; no policy has an exact cost that
 could serve as a control variate for every ``n`` (the simulated cost of a replication that
 starts empty is not unbiased for the stationary cost of any policy), so the ratio is the
-paired ratio of means with a delta-method interval (:func:`ratio_of_means`).
+paired ratio of means with a delta-method interval
+(:func:`~queue_routing.paired.ratio_of_means`). The result is the
+:class:`~queue_routing.paired.PolicyComparison` of both parts, with ``baseline="pi"``.
 """
 
 from __future__ import annotations
@@ -17,33 +19,27 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import AccuracyError
+from ..checks import confidence_level, integer, show, time_length
+from ..errors import AccuracyError, ArgumentError
 from ..paired import (
-    PairedEstimate,
+    PolicyComparison,
     PolicyEstimate,
-    Selection,
     mean_estimate,
     paired_samples,
     pairwise_differences,
     ratio_of_means,
-    select_best,
 )
-from ..user_policy import UserPolicy, policy_name
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, resolve_policies
 from .indices import MAX_UPTO
-from .model import Instance, _show
+from .model import Instance
 from .policies import (
     INDEX_POLICIES,
-    PolicyError,
     TableBoundWarning,
-    _check_instance,
-    _check_int,
-    _check_time,
-    _policy_or_user,
+    check_instance,
     index_table,
     simulate_policy,
 )
@@ -65,120 +61,6 @@ BASELINE = "pi"
 COMPARED_POLICIES = ("bs", *INDEX_POLICIES)
 
 
-@dataclass(frozen=True)
-class PolicyComparison:
-    """Paired comparison of policies on one instance (:func:`compare_policies`).
-
-    Attributes
-    ----------
-    baseline:
-        ``"pi"``, the denominator of every ratio.
-    policies:
-        ``{name: PolicyEstimate}`` in the order asked.
-    differences:
-        ``{(a, b): PairedEstimate of E[cost_a - cost_b]}`` (cost per unit time) for every pair
-        with ``a`` before ``b``, from the per-replication differences
-        (:func:`~queue_routing.paired.pairwise_differences`, ``R - 1`` degrees of freedom).
-    ranking:
-        Policies by increasing :attr:`PolicyEstimate.cost` (the same order as by ratio).
-    best:
-        ``ranking[0]`` when it is separated from every other policy after Holm's correction
-        (:func:`~queue_routing.paired.select_best`), else ``None`` ("not separated").
-    selection:
-        The Holm-adjusted p-values behind :attr:`best`.
-    horizon, warmup:
-        Measured time per replication and the discarded warm-up before it (time units).
-    replications:
-        ``R``, independent replications per policy (paired across policies).
-    seed, keys:
-        The stream identity shared by every policy
-        (:func:`~.simulation.replication_states`).
-    table_size:
-        Index tables cover ``x = 0..table_size`` jobs per cluster.
-    table_bound:
-        ``{name: count}``: measured arrivals whose decision the end of the policy's index
-        table may have changed (a cluster beyond it counts as full). Always 0 with
-        ``on_table_bound="raise"``; with ``"report"``, a nonzero count means the estimates of
-        that policy are those of its truncated version (and, for PI, every ratio's baseline).
-    simulations:
-        The :class:`~.simulation.SimulationResult` of every policy simulated (PI included, as
-        the baseline, even when not asked).
-    """
-
-    baseline: str
-    policies: dict[str, PolicyEstimate]
-    differences: dict[tuple[str, str], PairedEstimate]
-    ranking: tuple[str, ...]
-    best: str | None
-    selection: Selection = field(repr=False)
-    horizon: float
-    warmup: float
-    replications: int
-    seed: int
-    keys: tuple
-    table_size: int
-    table_bound: dict[str, int]
-    simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON object: ``baseline``, ``policies`` (``cost``, ``ci95``, ``ratio``,
-        ``ratio_ci95`` each), ``ranking`` and ``best`` (``None`` if not separated)."""
-        return {
-            "baseline": self.baseline,
-            "policies": {
-                name: {
-                    "cost": float(e.cost),
-                    "ci95": float(e.ci95),
-                    "ratio": float(e.ratio),
-                    "ratio_ci95": float(e.ratio_ci95),
-                }
-                for name, e in self.policies.items()
-            },
-            "ranking": list(self.ranking),
-            "best": self.best,
-        }
-
-
-def _resolve_policies(policies: Any, *, load: bool = True) -> dict[str, str | UserPolicy]:
-    """``{name: policy}`` in the order given: names of :data:`COMPARED_POLICIES` and user
-    policies (``"path.py:name"``, callables, :class:`~queue_routing.user_policy.UserPolicy`;
-    ``docs/README.md#your-own-policy``), named as in the outputs. With ``load=False`` (the
-    statistics from costs) any other name is kept as a user policy's name, unloaded."""
-    if isinstance(policies, str):
-        policies = [p.strip() for p in policies.split(",") if p.strip()]
-    if not isinstance(policies, Sequence):
-        raise PolicyError(
-            "policies", f"policies must be a sequence of names, got {_show(policies)}"
-        )
-    policies = tuple(policies)
-    if not policies:
-        raise PolicyError("policies", "policies must name at least one policy")
-    resolved = {}
-    for p in policies:
-        if isinstance(p, str) and p in COMPARED_POLICIES:
-            q = p
-        elif not load and isinstance(p, str) and p:
-            q = p  # a user policy's name in the costs
-        elif load and (not isinstance(p, str) or ":" in p):
-            q = _policy_or_user(p, COMPARED_POLICIES)
-        else:
-            raise PolicyError(
-                "policies",
-                f"policies must be among {', '.join(COMPARED_POLICIES)} or "
-                f"path/to/file.py:name; got {_show(p)}",
-            )
-        name = policy_name(q)
-        if name in resolved:
-            raise PolicyError("policies", "policies must not repeat a policy")
-        resolved[name] = q
-    return resolved
-
-
-def _check_policies(policies: Any) -> tuple[str, ...]:
-    """The names of ``policies`` (:func:`_resolve_policies`; user policies are loaded)."""
-    return tuple(_resolve_policies(policies))
-
-
 def compare_policies(
     instance: Instance,
     policies: Sequence[str] = COMPARED_POLICIES,
@@ -188,8 +70,8 @@ def compare_policies(
     replications: int = 10,
     seed: int = 0,
     keys: tuple = (),
-    table_size: int = 400,
-    alpha: float = 0.05,
+    table_size: int = DEFAULT_TABLE_SIZE,
+    confidence: float = 0.95,
     progress: Callable[..., Any] | None = None,
     on_table_bound: str = "raise",
 ) -> PolicyComparison:
@@ -223,20 +105,27 @@ def compare_policies(
         Root seed and job keys of the shared streams.
     table_size:
         Index tables over ``x = 0..table_size`` (beyond, a cluster counts as full).
-    alpha:
-        Family-wise level of the Holm correction behind ``best``.
+    confidence:
+        Family-wise confidence of the Holm correction behind ``best`` (a best is declared
+        wrongly with probability at most ``1 - confidence``).
     progress:
         Called after each replication of each policy (``None`` for silence).
     on_table_bound:
         ``"raise"`` (default): refuse when the end of an index table may have decided a
         measured arrival; ``"report"``: keep the simulation of the truncated policy and count
-        those arrivals in :attr:`PolicyComparison.table_bound`, for a study that shows the
+        those arrivals in :attr:`~queue_routing.paired.PolicyComparison.table_bound`, for a
+        study that shows the
         count next to the numbers (a policy whose index stays below the rejection cost on a
         slow cluster admits to it at any queue length, so no table size suffices there).
 
+    Returns
+    -------
+    PolicyComparison
+        With ``baseline="pi"`` and ``table_size``.
+
     Raises
     ------
-    PolicyError
+    ~queue_routing.errors.ArgumentError
         For a bad argument (the message starts with its name).
     ~queue_routing.errors.AccuracyError
         If the end of an index table may have decided a measured arrival (raise
@@ -257,22 +146,21 @@ def compare_policies(
     >>> bool(abs(bs.ratio - exact) < bs.ratio_ci95), res.ranking, res.best
     (True, ('pi', 'bs'), 'pi')
     """
-    _check_instance(instance)
-    resolved = _resolve_policies(policies)
+    check_instance(instance)
+    resolved = resolve_policies(policies, COMPARED_POLICIES)
     policies = tuple(resolved)
-    horizon = _check_time("horizon", horizon)
-    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
-    replications = _check_int("replications", replications, 2)
-    seed = _check_int("seed", seed, 0)
-    table_size = _check_int("table_size", table_size, 1, MAX_UPTO)
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < alpha < 1.0:
-        raise PolicyError("alpha", f"alpha must be in (0, 1), got {_show(alpha)}")
+    horizon = time_length("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else time_length("warmup", warmup, allow_zero=True)
+    replications = integer("replications", replications, 2)
+    seed = integer("seed", seed, 0)
+    table_size = integer("table_size", table_size, 1, MAX_UPTO)
+    confidence = confidence_level(confidence)
     if not isinstance(keys, tuple | list):
-        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+        raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
     if on_table_bound not in ("raise", "report"):
-        raise PolicyError(
+        raise ArgumentError(
             "on_table_bound",
-            f"on_table_bound must be 'raise' or 'report', got {_show(on_table_bound)}",
+            f"on_table_bound must be 'raise' or 'report', got {show(on_table_bound)}",
         )
     keys = tuple(keys)
     run = {
@@ -308,7 +196,7 @@ def compare_policies(
     return paired_comparison(
         {p: sims[p].replication_costs for p in sims},
         policies,
-        alpha=alpha,
+        confidence=confidence,
         horizon=first.horizon,
         warmup=first.warmup,
         seed=first.seed,
@@ -323,7 +211,7 @@ def paired_comparison(
     replication_costs: Mapping[str, Sequence[float]],
     policies: Sequence[str],
     *,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
     horizon: float,
     warmup: float,
     seed: int,
@@ -343,7 +231,7 @@ def paired_comparison(
     empty when the comparison is made from costs. Policies are named as in the costs (user
     policies by their names, :func:`~queue_routing.user_policy.policy_name`, not loaded).
     """
-    policies = tuple(_resolve_policies(policies, load=False))
+    policies = tuple(resolve_policies(policies, COMPARED_POLICIES, load=False))
     samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     for p, v in samples_of.items():
         if not np.all(np.isfinite(v)):
@@ -364,16 +252,12 @@ def paired_comparison(
             ratio_standard_error=ratio.standard_error,
         )
     differences = pairwise_differences({p: samples_of[p] for p in policies})
-    selection = select_best(
-        {p: estimates[p].cost for p in policies}, differences, confidence=1.0 - alpha
-    )
-    return PolicyComparison(
+    return PolicyComparison.from_estimates(
+        estimates,
+        differences,
+        {p: estimates[p].cost for p in policies},
+        confidence=confidence,
         baseline=BASELINE,
-        policies=estimates,
-        differences=differences,
-        ranking=selection.ranking,
-        best=selection.best,
-        selection=selection,
         horizon=float(horizon),
         warmup=float(warmup),
         replications=replications,

@@ -17,7 +17,12 @@ Modules (each a layer; a reader of Part B or C finds the same layers there):
   the routing probabilities), :mod:`.two_class` (the C = 2 closed forms);
 - :mod:`.compare` -- the comparison models (no sharing, all sharing) and the switching curve;
 - :mod:`.instances` -- Table 1 and the paper's random instance generator;
-- :mod:`.simulation` -- the compiled simulator of dynamic routing policies (ours);
+- :mod:`.policies` -- the routing policies (ours): their names, parameters and user
+  policies, as the simulators and the chain take them;
+- :mod:`.replications` -- the runs of replications and the simulation results both
+  simulators share;
+- :mod:`.simulation` -- the compiled simulator of those policies (uniformised chain), and
+  :mod:`.general` -- the event-driven one for general job sizes (:mod:`.sizes`);
 - :mod:`.markov` -- the same policies' exact cost on the truncated Markov chain;
 - :mod:`.policy_comparison` -- paired, variance-reduced comparisons of those policies;
 - :mod:`.experiments` -- the pipeline's studies as tidy tables; :mod:`.figures` -- its figures.
@@ -79,18 +84,18 @@ _EXPORTS = {
         "partition_at",
         "stability_margin",
     ),
+    ".policies": (
+        "POLICIES",
+        "policy_weights",
+    ),
     ".policy_comparison": (
         "PolicyComparison",
         "PolicyEstimate",
         "compare_policies",
     ),
+    ".replications": ("SimulationResult",),
     ".result": ("Solution",),
-    ".simulation": (
-        "POLICIES",
-        "SimulationResult",
-        "policy_weights",
-        "simulate",
-    ),
+    ".simulation": ("simulate",),
     ".solvers": (
         "METHODS",
         "solve",

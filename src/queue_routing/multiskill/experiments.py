@@ -15,10 +15,12 @@ import pandas as pd
 from ..errors import AccuracyError
 from ..progress import Progress
 from ..seeding import rng_for
+from ..user_policy import resolve_policies
 from .exact import solve_exact
 from .fixed_point import fixed_point, initial_partition
 from .instances import table1, table1_initial_partitions
 from .model import BOTH, DEDICATED, SHARED, Instance
+from .policies import POLICIES
 from .result import Solution
 from .simulation import simulate_policies
 
@@ -32,9 +34,11 @@ __all__ = [
     "job_sizes_markdown",
     "job_sizes_rows",
     "job_sizes_summary",
+    "load_sweep_markdown",
     "policy_comparison_from_costs",
     "policy_comparison_rows",
     "policy_replication_costs",
+    "simulation_markdown",
     "simulation_summary",
     "solution_rows",
     "sweep_runs",
@@ -394,7 +398,7 @@ def policy_comparison_rows(
     seed: int,
     tag: str = "random",
     extra: dict | None = None,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Paired comparison of the routing policies on every instance: ``(rows, differences)``.
 
@@ -410,7 +414,8 @@ def policy_comparison_rows(
     cost ``B``), ``ratio`` and ``ratio_ci95`` (the control-variate estimate of
     ``E[cost] / B`` and its 95% half-width; exactly 1 and 0 for Bernoulli), ``rank`` (1 =
     lowest ratio), ``best`` (the instance's verdict: the policy separated from every other
-    after Holm's correction at family-wise level ``alpha``, or :data:`NOT_SEPARATED`), and
+    after Holm's correction at family-wise confidence ``confidence``, i.e. level ``1 -
+    confidence``, or :data:`NOT_SEPARATED`), and
     ``leader_p`` (Holm-adjusted p-value of "the leader is not better than this policy"; empty
     on the leader's own row).
 
@@ -418,7 +423,8 @@ def policy_comparison_rows(
     ``difference`` and ``ci95`` (the paired control-variate estimate of ``E[cost_a -
     cost_b]``, cost per unit time), the same divided by ``B`` (``relative_difference``,
     ``relative_ci95``), the Holm-adjusted one-sided p-values ``p_a_lower`` and ``p_b_lower``,
-    and ``verdict``: ``"a < b"``, ``"b < a"`` or :data:`NOT_SEPARATED` at level ``alpha``.
+    and ``verdict``: ``"a < b"``, ``"b < a"`` or :data:`NOT_SEPARATED` at level ``1 -
+    confidence``.
     """
     from .policy_comparison import compare_policies
 
@@ -438,17 +444,18 @@ def policy_comparison_rows(
             replications=replications,
             seed=seed,
             keys=(tag, inst.n_classes, index),
-            alpha=alpha,
+            confidence=confidence,
             progress=progress,
         )
-        _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs)
+        _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)
 
 
-def _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs) -> None:
+def _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs) -> None:
     """Append the rows and differences of one instance's comparison (the tables'
     columns, :func:`policy_comparison_rows`)."""
-    base = res.exact_bernoulli_cost
+    alpha = 1.0 - confidence  # the family-wise level of the verdicts, as in select_best
+    base = res.baseline_cost
     leader = res.ranking[0]
     adjusted = res.selection.adjusted_p_values
     common = {**(extra or {}), "n_classes": inst.n_classes, "instance": index}
@@ -534,9 +541,9 @@ def policy_replication_costs(
     policy's index table (``table_size`` jobs, default 400) raises
     :class:`~queue_routing.errors.AccuracyError`, as an unsplit comparison does.
     """
-    from .policy_comparison import BASELINE, _resolve_policies
+    from .policy_comparison import BASELINE
 
-    resolved = _resolve_policies(policies)
+    resolved = resolve_policies(policies, POLICIES)
     policies = tuple(resolved)
     indices = list(replications)
     instances = list(instances)
@@ -592,7 +599,7 @@ def policy_comparison_from_costs(
     seed: int,
     tag: str = "random",
     extra: dict | None = None,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`policy_comparison_rows` from the replications' costs of its chunks.
 
@@ -602,9 +609,9 @@ def policy_comparison_from_costs(
     bit (same streams, same costs, same arithmetic,
     :func:`~.policy_comparison.paired_comparison`).
     """
-    from .policy_comparison import BASELINE, _check_policies, paired_comparison
+    from .policy_comparison import BASELINE, paired_comparison
 
-    policies = _check_policies(policies)
+    policies = tuple(resolve_policies(policies, POLICIES))
     rows, diffs = [], []
     by_instance = {int(k): g for k, g in costs.groupby("instance", sort=False)}
     for index, inst in instances:
@@ -626,13 +633,13 @@ def policy_comparison_from_costs(
             float(exact.cost),
             samples,
             policies,
-            alpha=alpha,
+            confidence=confidence,
             horizon=horizon,
             warmup=warmup,
             seed=seed,
             keys=(tag, inst.n_classes, index),
         )
-        _comparison_rows(res, inst, index, exact, extra, alpha, rows, diffs)
+        _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)
 
 
@@ -703,6 +710,20 @@ def table1_load_sweep_from_costs(
     return out, pd.concat(diff_frames, ignore_index=True)
 
 
+def _spread(g, value: str, ci95: str, names: Sequence[str]) -> dict[str, pd.Series]:
+    """Per group of ``g`` (a ``DataFrameGroupBy``): the median, min and max of column
+    ``value`` over the instances, then the median and max of its 95% half-width ``ci95``,
+    as the columns ``names`` (in that order)."""
+    median, low, high, ci_median, ci_max = names
+    return {
+        median: g[value].median(),
+        low: g[value].min(),
+        high: g[value].max(),
+        ci_median: g[ci95].median(),
+        ci_max: g[ci95].max(),
+    }
+
+
 def simulation_summary(
     rows: pd.DataFrame,
     by: Sequence[str] = ("n_classes", "policy"),
@@ -716,14 +737,11 @@ def simulation_summary(
         _below=(rows["ratio"] + rows["ratio_ci95"]) < 1.0, _best=rows["best"] == rows["policy"]
     )
     g = rows.groupby(by, sort=False)
+    names = ("ratio_median", "ratio_min", "ratio_max", "ratio_ci95_median", "ratio_ci95_max")
     out = pd.DataFrame(
         {
             "instances": g.size(),
-            "ratio_median": g["ratio"].median(),
-            "ratio_min": g["ratio"].min(),
-            "ratio_max": g["ratio"].max(),
-            "ratio_ci95_median": g["ratio_ci95"].median(),
-            "ratio_ci95_max": g["ratio_ci95"].max(),
+            **_spread(g, "ratio", "ratio_ci95", names),
             "below_bernoulli": g["_below"].sum().astype(int),
             "separated_best": g["_best"].sum().astype(int),
         }
@@ -749,6 +767,56 @@ def verdict_summary(rows: pd.DataFrame, by: Sequence[str] = ("n_classes",)) -> p
     return counts.reset_index()
 
 
+def simulation_markdown(
+    summary: pd.DataFrame, verdicts: pd.DataFrame, *, confidence: float = 0.95
+) -> str:
+    """The Markdown page of the policy comparisons on the random instances: the
+    :func:`simulation_summary` table and the :func:`verdict_summary` table (Holm-separated
+    best per instance at family-wise level ``1 - confidence``)."""
+    level = f"{1.0 - confidence:g}"
+    return (
+        "# Routing policies relative to optimal Bernoulli routing (random instances)\n\n"
+        "Paired ratio to the exact optimal Bernoulli cost (common random numbers, the "
+        "simulated Bernoulli cost as control variate), per C over the instances.\n\n"
+        + summary.to_markdown(index=False, floatfmt=".4g")
+        + f"\n\n## Best policy per instance (Holm-separated at family-wise level {level})\n\n"
+        + verdicts.to_markdown(index=False)
+        + "\n"
+    )
+
+
+#: Columns of Table 1's load sweep in its Markdown page (:func:`load_sweep_markdown`).
+LOAD_SWEEP_MARKDOWN_COLUMNS = [
+    "load_factor", "policy", "ratio", "ratio_ci95", "rank", "best", "cost", "ci95",
+]  # fmt: skip
+#: Columns of its paired differences there (then ``verdict``).
+LOAD_SWEEP_DIFFERENCE_COLUMNS = [
+    "load_factor", "policy_a", "policy_b", "relative_difference", "relative_ci95",
+]  # fmt: skip
+
+
+def load_sweep_markdown(
+    rows: pd.DataFrame, differences: pd.DataFrame, *, confidence: float = 0.95
+) -> str:
+    """The Markdown page of Table 1's load sweep (:func:`table1_load_sweep`): each policy's
+    paired ratio to the exact optimal Bernoulli cost at each load, its rank and the
+    Holm-separated best (family-wise level ``1 - confidence``), then the pairs' relative
+    differences with their verdicts."""
+    level = f"{1.0 - confidence:g}"
+    return (
+        "# Routing policies on Table 1 with intensities scaled by s\n\n"
+        "Paired ratio to the exact optimal Bernoulli cost at the same s; `best` is the "
+        f"policy separated from every other (Holm, family-wise level {level}), "
+        "else 'not separated'.\n\n"
+        + rows[LOAD_SWEEP_MARKDOWN_COLUMNS].to_markdown(index=False, floatfmt=".4g")
+        + "\n\n## Paired differences (cost_a - cost_b) / Bernoulli cost\n\n"
+        + differences[[*LOAD_SWEEP_DIFFERENCE_COLUMNS, "verdict"]].to_markdown(
+            index=False, floatfmt=".4g"
+        )
+        + "\n"
+    )
+
+
 # -- general job sizes (ours, beyond the paper) --------------------------------------------
 #: The stream tag of the job-size study (keys ``(JOB_SIZES_TAG, sample, C, index)``).
 JOB_SIZES_TAG = "job-sizes"
@@ -770,7 +838,7 @@ def job_sizes_rows(
     replications: int,
     seed: int,
     sample: str,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`policy_comparison_rows` under every job-size law of ``laws``: ``(rows, diffs)``.
 
@@ -810,11 +878,11 @@ def job_sizes_rows(
                 replications=replications,
                 seed=seed,
                 keys=(JOB_SIZES_TAG, sample, inst.n_classes, index),
-                alpha=alpha,
+                confidence=confidence,
                 progress=progress,
                 job_sizes=law,
             )
-            _comparison_rows(res, inst, index, solve_exact(inst), extra, alpha, rows, diffs)
+            _comparison_rows(res, inst, index, solve_exact(inst), extra, confidence, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)
 
 
@@ -848,7 +916,7 @@ def job_sizes_summary(rows: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
     * ``gain_min``, ``gain_max``, ``gain_ci95_max``: the range and the widest half-width;
     * ``better`` / ``worse`` / ``not_separated``: instances on which the policy is
       Holm-separated below / above Bernoulli routing, or neither (the pairwise verdicts of
-      :func:`policy_comparison_rows`, family-wise level ``alpha`` over all pairs);
+      :func:`policy_comparison_rows`, family-wise level ``1 - confidence`` over all pairs);
     * ``separated_best``: instances on which it is the Holm-separated best of all policies.
     """
     verdicts = _verdict_vs_bernoulli(diffs)
@@ -858,14 +926,11 @@ def job_sizes_summary(rows: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
     r = r.assign(_gain=1.0 - r["ratio"], _best=r["best"] == r["policy"])
     by = ["sample", "job_sizes", "law", "scv", "policy"]
     g = r.groupby(by, sort=False)
+    names = ("gain", "gain_min", "gain_max", "gain_ci95", "gain_ci95_max")
     out = pd.DataFrame(
         {
             "instances": g.size(),
-            "gain": g["_gain"].median(),
-            "gain_ci95": g["ratio_ci95"].median(),
-            "gain_min": g["_gain"].min(),
-            "gain_max": g["_gain"].max(),
-            "gain_ci95_max": g["ratio_ci95"].max(),
+            **_spread(g, "_gain", "ratio_ci95", names),
             "better": g["vs_bernoulli"].apply(lambda s: int((s == "better").sum())),
             "worse": g["vs_bernoulli"].apply(lambda s: int((s == "worse").sum())),
             "not_separated": g["vs_bernoulli"].apply(lambda s: int((s == NOT_SEPARATED).sum())),

@@ -26,6 +26,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, Patch
 from matplotlib.path import Path as MplPath
 from matplotlib.ticker import MaxNLocator
 
+from ..labels import short_label
 from ..plotting import (
     GREY,
     PALETTE,
@@ -928,9 +929,6 @@ _POLICY_STYLE = {
 }
 
 
-_POLICY_SHORT = {"bernoulli": "Bern.", "jsq": "JSQ", "led": "LED", "io": "IO", "pi": "PI"}
-
-
 #: Colours and markers of user policies (``path.py:name``), in the order they appear.
 _USER_STYLES = (("#CC79A7", "P"), ("#56B4E9", "X"), ("#000000", "*"), (GREY, "x"))
 
@@ -961,7 +959,7 @@ def _user_note(policies: Sequence[str]) -> str:
 
 def _policy_short(policy: str) -> str:
     """Short name above a load (Fig. 9): JSQ, PI, ..., or a user policy's function name."""
-    return _POLICY_SHORT.get(policy, policy_label(policy))
+    return short_label(policy)
 
 
 _DYNAMIC = ("jsq", "led", "io", "pi")

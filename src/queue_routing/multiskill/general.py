@@ -20,8 +20,9 @@ server that changed is updated, the others' departure times being unchanged). On
 therefore costs O(log C + log x_j).
 
 Policies are those of :mod:`.simulation`, with the same parameters
-(:func:`~.simulation._policy_arrays`: ``(mode, prob, weight)``) and the same rule, on the
-count vector ``x`` at the arrival.
+(:func:`~.policies.policy_arrays`: ``(mode, prob, weight)``) and the same rule, on the
+count vector ``x`` at the arrival; the runs' arguments, blocks and results are those of
+:mod:`.replications`.
 
 Random numbers (``docs/multiskill.md#common-random-numbers``): replication ``r`` uses the
 named streams :data:`GENERAL_STREAMS` of :func:`general_replication_states`, keyed by the root
@@ -43,25 +44,23 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..checks import nonnegative_int, time_length
 from ..rng import next_uniform
 from ..seeding import stream_states
-from ..user_policy import DEFAULT_TABLE_SIZE, policy_name
-from .exact import solve_exact
+from ..stats import t_half_width
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name
 from .model import Instance
-from .simulation import (
+from .policies import alias_table, policy_arrays, resolve, table_index, warn_table_bound
+from .replications import (
+    STREAM_KEY,
     ReplicationBlock,
+    RunSpec,
     SimulationResult,
-    _check_args,
-    _half_width,
-    _policy_arrays,
-    _resolve,
-    _warn_table_bound,
-    alias_table,
+    check_args,
     replication_cost,
-    table_index,
+    replication_indices,
 )
-from .sizes import EXPONENTIAL, JobSizes, draw_residual, draw_size, job_sizes
+from .sizes import EXPONENTIAL, JobSizes, draw_residual, draw_size
+from .sizes import job_sizes as law_of
 
 __all__ = [
     "GENERAL_STREAMS",
@@ -142,7 +141,7 @@ def _general_kernel(
     number of the jobs that left during the measurement and arrived after time 0 (the jobs of
     the initial state have no arrival time). ``events`` counts arrivals and departures,
     warm-up included. Policy arguments ``(mode, prob, weight)`` as in
-    :func:`~.simulation._policy_arrays` (mode 2: a user policy's index table flattened into
+    :func:`~.policies.policy_arrays` (mode 2: a user policy's index table flattened into
     ``weight``); ``bound`` counts the measured arrivals of mode 2 that found server ``i``
     or 0 beyond its table (decided with that server's index ``+inf``). The initial state:
     independent geometric counts with parameters ``start_loads`` (zeros: empty), each job
@@ -269,17 +268,17 @@ def _general_kernel(
 def general_replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
     """The kernel's stream states (uint64, shape ``(4, 4)``) for one replication.
 
-    Row ``s`` is seeded by ``seed_sequence(seed, "multiskill-sim", *keys, replication,
-    GENERAL_STREAMS[s])``: the ``routing`` and ``start`` rows are those of
+    Row ``s`` is seeded by ``seed_sequence(seed,`` :data:`~.replications.STREAM_KEY` ``,
+    *keys, replication, GENERAL_STREAMS[s])``: the ``routing`` and ``start`` rows are those of
     :func:`~.simulation.replication_states` (streams are named, not numbered); the policy
     is not a key (common random numbers).
     """
-    return stream_states(seed, "multiskill-sim", *keys, replication, streams=GENERAL_STREAMS)
+    return stream_states(seed, STREAM_KEY, *keys, replication, streams=GENERAL_STREAMS)
 
 
 @dataclass(frozen=True, kw_only=True)
 class GeneralBlock(ReplicationBlock):
-    """A :class:`~.simulation.ReplicationBlock` of the general-size simulator.
+    """A :class:`~.replications.ReplicationBlock` of the general-size simulator.
 
     ``steps`` equals :attr:`events` (an event-driven simulation has no self-loops). Extra
     attributes: ``job_sizes`` (the law), ``response_sums`` and ``departures`` (shape
@@ -292,12 +291,52 @@ class GeneralBlock(ReplicationBlock):
     departures: np.ndarray = field(repr=False)
 
 
-def _start_loads(instance: Instance, start: str) -> np.ndarray:
-    if start == "empty":
-        return np.zeros(instance.n_classes + 1)
-    if start == "bernoulli":
-        return np.ascontiguousarray(solve_exact(instance).loads, dtype=float)
-    raise ValueError(f"start must be 'empty' or 'bernoulli', got {start!r}")
+def run_general(
+    instance: Instance,
+    policy: str | UserPolicy,
+    indices: tuple[int, ...],
+    law: JobSizes,
+    spec: RunSpec,
+    progress: Callable[[], Any] | None = None,
+) -> GeneralBlock:
+    """The run behind :func:`simulate_general_replications`, on checked arguments: a
+    resolved ``policy`` (:func:`~.policies.resolve`), replication ``indices``
+    (:func:`~.replications.replication_indices`), the law and a
+    :class:`~.replications.RunSpec`."""
+    start_loads = spec.start_loads(instance)
+    mode, prob, weight = policy_arrays(instance, policy, spec.table_size)
+    threshold, alias = alias_table(instance.eta)
+    kind, params = law.kernel_args()
+    mu = np.ascontiguousarray(instance.mu, dtype=float)
+    total_eta = float(instance.eta.sum())
+    width = instance.n_classes + 1
+    means = np.empty((len(indices), width))
+    resp = np.empty((len(indices), width))
+    done = np.empty((len(indices), width), dtype=np.int64)
+    events, bound = [], []
+    for row, r in enumerate(indices):
+        means[row], ev, resp[row], done[row], beyond = _general_kernel(
+            instance.n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob,
+            weight, spec.warmup, spec.warmup + spec.horizon,
+            general_replication_states(spec.seed, spec.keys, r), start_loads,
+        )  # fmt: skip
+        events.append(int(ev))
+        bound.append(int(beyond))
+        if progress is not None:
+            progress()
+    costs = np.array([replication_cost(mm, instance.cost) for mm in means], dtype=float)
+    return GeneralBlock(
+        policy=policy_name(policy),
+        indices=indices,
+        means=means,
+        costs=costs,
+        events_per_replication=tuple(events),
+        steps=sum(events),
+        table_bound_per_replication=tuple(bound),
+        job_sizes=law,
+        response_sums=resp,
+        departures=done,
+    )
 
 
 def simulate_general_replications(
@@ -328,59 +367,17 @@ def simulate_general_replications(
     >>> part.costs.tolist() == whole.replication_costs[2:].tolist()
     True
     """
-    law = job_sizes_of(job_sizes)
-    policy = _resolve(policy)
-    horizon = time_length("horizon", horizon)
-    warmup = time_length("warmup", 0.1 * horizon if warmup is None else warmup, allow_zero=True)
-    nonnegative_int("seed", seed)
-    indices = tuple(nonnegative_int("replication", r) for r in replications)
-    if not indices:
-        raise ValueError("replications must name at least one replication index")
-    start_loads = _start_loads(instance, start)
-    keys = tuple(keys)
-    mode, prob, weight = _policy_arrays(instance, policy, table_size)
-    threshold, alias = alias_table(instance.eta)
-    kind, params = law.kernel_args()
-    mu = np.ascontiguousarray(instance.mu, dtype=float)
-    total_eta = float(instance.eta.sum())
-    width = instance.n_classes + 1
-    means = np.empty((len(indices), width))
-    resp = np.empty((len(indices), width))
-    done = np.empty((len(indices), width), dtype=np.int64)
-    events, bound = [], []
-    for row, r in enumerate(indices):
-        means[row], ev, resp[row], done[row], beyond = _general_kernel(
-            instance.n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob,
-            weight, warmup, warmup + horizon, general_replication_states(seed, keys, r),
-            start_loads,
-        )  # fmt: skip
-        events.append(int(ev))
-        bound.append(int(beyond))
-        if progress is not None:
-            progress()
-    costs = np.array([replication_cost(mm, instance.cost) for mm in means], dtype=float)
-    return GeneralBlock(
-        policy=policy_name(policy),
-        indices=indices,
-        means=means,
-        costs=costs,
-        events_per_replication=tuple(events),
-        steps=sum(events),
-        table_bound_per_replication=tuple(bound),
-        job_sizes=law,
-        response_sums=resp,
-        departures=done,
+    law = law_of(job_sizes)
+    policy = resolve(policy)
+    spec = RunSpec.checked(
+        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
     )
-
-
-def job_sizes_of(value: JobSizes | str | None) -> JobSizes:
-    """The law of ``value`` (:func:`~.sizes.job_sizes`; ``None`` is exponential)."""
-    return job_sizes(value)
+    return run_general(instance, policy, replication_indices(replications), law, spec, progress)
 
 
 @dataclass(frozen=True)
 class GeneralSimulationResult(SimulationResult):
-    """A :class:`~.simulation.SimulationResult` of the general-size simulator.
+    """A :class:`~.replications.SimulationResult` of the general-size simulator.
 
     ``steps`` equals ``events``. Extra attributes:
 
@@ -400,6 +397,20 @@ class GeneralSimulationResult(SimulationResult):
     per_server_mean_response: np.ndarray | None = None
     per_server_response_ci95: np.ndarray | None = None
     mean_response: float = math.nan
+
+    @classmethod
+    def extra_fields(cls, block: GeneralBlock) -> dict[str, Any]:
+        """The law and the response times of ``block`` (per replication: the mean over the
+        jobs that left in the measured window; NaN where none left)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_rep = block.response_sums / block.departures
+            overall = block.response_sums.sum(axis=1) / block.departures.sum(axis=1)
+        return {
+            "job_sizes": block.job_sizes,
+            "per_server_mean_response": per_rep.mean(axis=0),
+            "per_server_response_ci95": t_half_width(per_rep),
+            "mean_response": float(overall.mean()),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`SimulationResult.to_dict` plus ``job_sizes`` (the law's spec string)."""
@@ -458,38 +469,17 @@ def simulate_general(
     >>> bool(abs(res.cost - solve_exact(inst).cost) < res.ci95), res.job_sizes.spec
     (True, 'deterministic')
     """
-    warmup = _check_args(instance, policy, horizon, warmup, replications, seed)
-    law = job_sizes_of(job_sizes)
+    warmup = check_args(instance, horizon, warmup, replications, seed)
+    law = law_of(job_sizes)
+    policy = resolve(policy)
+    spec = RunSpec.checked(
+        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
+    )
     t0 = time.perf_counter()
-    block = simulate_general_replications(
-        instance, policy, range(replications), job_sizes=law, horizon=horizon, warmup=warmup,
-        seed=seed, keys=keys, start=start, table_size=table_size, progress=progress,
-    )  # fmt: skip
+    block = run_general(
+        instance, policy, replication_indices(range(replications)), law, spec, progress
+    )
     wall = time.perf_counter() - t0
     if block.table_bound:
-        _warn_table_bound(block, table_size)
-    means, costs = block.means, block.costs
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_rep = block.response_sums / block.departures
-        overall = block.response_sums.sum(axis=1) / block.departures.sum(axis=1)
-    return GeneralSimulationResult(
-        policy=block.policy,
-        cost=float(costs.mean()),
-        ci95=float(_half_width(costs)),
-        per_server_mean_jobs=means.mean(axis=0),
-        per_server_ci95=_half_width(means),
-        replication_costs=costs,
-        replication_means=means,
-        events=block.events,
-        steps=block.steps,
-        wall_seconds=wall,
-        horizon=float(horizon),
-        warmup=warmup,
-        seed=int(seed),
-        keys=tuple(keys),
-        table_bound=block.table_bound,
-        job_sizes=law,
-        per_server_mean_response=per_rep.mean(axis=0),
-        per_server_response_ci95=_half_width(per_rep),
-        mean_response=float(overall.mean()),
-    )
+        warn_table_bound(block, table_size)
+    return GeneralSimulationResult.of_run(block, spec, wall_seconds=wall)

@@ -1,7 +1,7 @@
 """Exact stationary cost of the routing policies on small instances (truncated CTMC).
 
 Model: ``docs/multiskill.md#index-policy-simulations``; the model and the
-policies are those of :mod:`queue_routing.multiskill.simulation`. The count process
+policies are those of :mod:`queue_routing.multiskill.policies`. The count process
 ``x = (x_0, ..., x_C)`` is a CTMC: class ``i`` arrives at rate ``eta_i`` and is routed to
 server ``i`` or server 0 by the policy, server ``j`` completes jobs at rate ``mu_j`` when
 ``x_j > 0``. We truncate every coordinate at ``L``: an arrival routed to a server that holds
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,13 +43,7 @@ from scipy.sparse.linalg import spsolve
 
 from ..user_policy import UserPolicy, policy_name
 from .model import Instance
-from .simulation import (
-    POLICIES,
-    _resolve,
-    arrival_rates,
-    bernoulli_probabilities,
-    policy_weights,
-)
+from .policies import POLICIES, arrival_rates, bernoulli_probabilities, policy_weights, resolve
 
 __all__ = ["ChainResult", "generator", "initial_truncation", "stationary_cost"]
 
@@ -67,7 +62,7 @@ class ChainResult:
     Attributes
     ----------
     policy:
-        One of :data:`~queue_routing.multiskill.simulation.POLICIES`, or a user policy's name
+        One of :data:`~queue_routing.multiskill.policies.POLICIES`, or a user policy's name
         (``docs/README.md#your-own-policy``).
     truncation:
         ``L``, the largest count of each server.
@@ -105,6 +100,26 @@ class ChainResult:
     sweeps: int
     distribution: np.ndarray = field(repr=False, compare=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the result: the keys of a simulation's
+        (:meth:`.SimulationResult.to_dict`), ``ci95`` being ``None`` (the chain is solved
+        exactly), and the truncation's accuracy: ``cost``, ``ci95``, ``per_server_mean_jobs``,
+        ``truncation``, ``boundary_mass`` and ``lost_rate``.
+
+        >>> from queue_routing.multiskill import Instance
+        >>> res = stationary_cost(Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6]), "jsq")
+        >>> list(res.to_dict())
+        ['cost', 'ci95', 'per_server_mean_jobs', 'truncation', 'boundary_mass', 'lost_rate']
+        """
+        return {
+            "cost": float(self.cost),
+            "ci95": None,
+            "per_server_mean_jobs": [float(v) for v in self.per_server_mean_jobs],
+            "truncation": int(self.truncation),
+            "boundary_mass": float(self.boundary_mass),
+            "lost_rate": float(self.lost_rate),
+        }
+
 
 def _routes_dedicated(instance: Instance, policy: str, x: np.ndarray) -> np.ndarray:
     """Probability (shape ``(C, n_states)``) that an arriving class-i job goes to server i.
@@ -138,7 +153,7 @@ def generator(instance: Instance, policy: str, truncation: int) -> sp.csr_matrix
     """
     if isinstance(policy, str) and policy not in POLICIES and ":" not in policy:
         raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {policy!r}")
-    policy = _resolve(policy)
+    policy = resolve(policy)
     if isinstance(truncation, bool) or not isinstance(truncation, int | np.integer):
         raise TypeError(f"truncation must be an int, got {type(truncation).__name__}")
     if truncation < 1:
@@ -286,7 +301,7 @@ def stationary_cost(
         raise ValueError(f"method must be 'auto', 'direct' or 'gauss-seidel', got {method!r}")
     if not (isinstance(boundary_tol, float | int) and 0 < boundary_tol < 1):
         raise ValueError(f"boundary_tol must be in (0, 1), got {boundary_tol!r}")
-    policy = _resolve(policy)  # a user policy is loaded once, tabulated per level
+    policy = resolve(policy)  # a user policy is loaded once, tabulated per level
     if truncation is not None:
         return _stationary(instance, policy, truncation, method)
     L = initial_truncation(instance, boundary_tol)

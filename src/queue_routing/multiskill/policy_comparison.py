@@ -8,159 +8,47 @@ so replication ``r`` of every policy runs on the same random numbers: the same i
 and the same uniformised event sequence (``docs/multiskill.md#common-random-numbers``). Every
 replication starts from the stationary law of optimal Bernoulli routing, so the simulated
 Bernoulli cost of a replication has the exact optimal Bernoulli cost ``B`` as its mean: it is
-the control variate of every policy, and ``B`` the baseline of the ratios.
+the control variate of every policy, and ``B`` the baseline of the ratios. The result is the
+:class:`~queue_routing.paired.PolicyComparison` of both parts, with ``baseline="bernoulli"``
+and ``baseline_cost=B``.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AccuracyError
+from ..checks import confidence_level
+from ..errors import AccuracyError, ArgumentError
 from ..paired import (
     PairedEstimate,
+    PolicyComparison,
     PolicyEstimate,
-    Selection,
     control_variate_estimate,
     mean_estimate,
     paired_samples,
     pairwise_differences,
-    select_best,
 )
-from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name
+from ..user_policy import DEFAULT_TABLE_SIZE, resolve_policies
 from .exact import solve_exact
+from .general import GeneralSimulationResult, run_general
 from .model import Instance
-from .simulation import (
-    POLICIES,
+from .policies import POLICIES
+from .replications import (
+    RunSpec,
     SimulationResult,
-    TableBoundWarning,
-    _check_args,
-    _general_sizes,
-    _resolve,
-    simulate,
-    simulate_policies,
+    check_args,
+    general_law,
+    replication_indices,
 )
+from .simulation import run_policies
 
 __all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies", "paired_comparison"]
 
+#: The baseline of every ratio: optimal Bernoulli routing, whose exact cost ``B`` divides
+#: the ratios and whose simulated cost is the control variate.
 BASELINE = "bernoulli"
-
-
-@dataclass(frozen=True)
-class PolicyComparison:
-    """Paired comparison of policies on one instance (:func:`compare_policies`).
-
-    Attributes
-    ----------
-    exact_bernoulli_cost:
-        ``B``, the exact optimal Bernoulli cost ``sum_j c_j rho_j/(1 - rho_j)`` (cost per unit
-        time; :func:`~.exact.solve_exact`), the baseline of every ratio.
-    policies:
-        ``{name: PolicyEstimate}`` in the order asked.
-    differences:
-        ``{(a, b): PairedEstimate of E[cost_a - cost_b]}`` (cost per unit time) for every pair
-        with ``a`` before ``b``: the same estimator as the ratios (control variate or plain),
-        on the per-replication differences.
-    ranking:
-        Policies by increasing :attr:`PolicyEstimate.ratio`.
-    best:
-        ``ranking[0]`` when it is separated from every other policy after Holm's correction
-        (:func:`~queue_routing.paired.select_best`), else ``None`` ("not separated").
-    selection:
-        The Holm-adjusted p-values behind :attr:`best`.
-    control_variate:
-        Whether the simulated Bernoulli cost was used as a control variate.
-    horizon, warmup:
-        Measured time per replication and the discarded warm-up before it (time units).
-    replications:
-        ``R``, independent replications per policy (paired across policies).
-    seed, keys:
-        The stream identity shared by every policy (:func:`~.simulation.replication_states`).
-    simulations:
-        The :class:`~.simulation.SimulationResult` of every policy simulated (Bernoulli
-        included, as the control, even when not asked).
-    table_bound:
-        ``{name: count}`` of every policy simulated: measured arrivals that found a server
-        beyond a user policy's index table (:attr:`~.simulation.SimulationResult.table_bound`;
-        0 for the built-ins). Nonzero only with ``on_table_bound="report"``.
-    """
-
-    exact_bernoulli_cost: float
-    policies: dict[str, PolicyEstimate]
-    differences: dict[tuple[str, str], PairedEstimate]
-    ranking: tuple[str, ...]
-    best: str | None
-    selection: Selection = field(repr=False)
-    control_variate: bool
-    horizon: float
-    warmup: float
-    replications: int
-    seed: int
-    keys: tuple
-    simulations: dict[str, SimulationResult] = field(repr=False, compare=False)
-    table_bound: dict[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI's JSON object: ``exact_bernoulli_cost``, ``policies`` (``cost``, ``ci95``,
-        ``ratio``, ``ratio_ci95`` each), ``ranking`` and ``best`` (``None`` if not separated)."""
-        return {
-            "exact_bernoulli_cost": float(self.exact_bernoulli_cost),
-            "policies": {
-                name: {
-                    "cost": float(e.cost),
-                    "ci95": float(e.ci95),
-                    "ratio": float(e.ratio),
-                    "ratio_ci95": float(e.ratio_ci95),
-                }
-                for name, e in self.policies.items()
-            },
-            "ranking": list(self.ranking),
-            "best": self.best,
-        }
-
-
-def _resolve_policies(policies: Any) -> dict[str, str | UserPolicy]:
-    """``{name: policy}`` in the order given: built-in names of :data:`POLICIES` and user
-    policies (``"path.py:name"``, callables, :class:`~queue_routing.user_policy.UserPolicy`),
-    each named as in the outputs (:func:`~queue_routing.user_policy.policy_name`)."""
-    if isinstance(policies, str):
-        policies = [p.strip() for p in policies.split(",") if p.strip()]
-    policies = tuple(policies)
-    if not policies:
-        raise ValueError("policies must name at least one policy")
-    for p in policies:
-        if isinstance(p, str) and p not in POLICIES and ":" not in p:
-            raise ValueError(
-                f"policies must be among {', '.join(POLICIES)} or path/to/file.py:name; got {p!r}"
-            )
-    resolved = [_resolve(p) for p in policies]
-    names = [policy_name(p) for p in resolved]
-    if len(set(names)) != len(names):
-        raise ValueError("policies must not repeat a policy")
-    return dict(zip(names, resolved, strict=True))
-
-
-def _check_policies(policies: Any) -> tuple[str, ...]:
-    """The names of ``policies`` (:func:`_resolve_policies`; a user policy's file is loaded,
-    so a missing one is reported here)."""
-    return tuple(_resolve_policies(policies))
-
-
-def _policy_names(policies: Any) -> tuple[str, ...]:
-    """Distinct non-empty names (of built-ins or of user policies), without loading any."""
-    if isinstance(policies, str):
-        policies = [p.strip() for p in policies.split(",") if p.strip()]
-    policies = tuple(policies)
-    if not policies:
-        raise ValueError("policies must name at least one policy")
-    if not all(isinstance(p, str) and p for p in policies):
-        raise ValueError(f"policies must be names (non-empty strings), got {policies!r}")
-    if len(set(policies)) != len(policies):
-        raise ValueError("policies must not repeat a policy")
-    return policies
 
 
 def compare_policies(
@@ -173,7 +61,7 @@ def compare_policies(
     seed: int = 0,
     keys: tuple = (),
     control_variate: bool = True,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
     table_size: int = DEFAULT_TABLE_SIZE,
@@ -215,13 +103,15 @@ def compare_policies(
     control_variate:
         ``False`` for the plain paired estimators (ratio ``cost / B``, ``t`` with ``R - 1``
         degrees of freedom), e.g. to measure what the control adds.
-    alpha:
-        Family-wise level of the Holm correction behind ``best``.
+    confidence:
+        Family-wise confidence of the Holm correction behind ``best`` (a best is declared
+        wrongly with probability at most ``1 - confidence``).
     progress:
         Called after each replication of each policy (``None`` for silence).
     job_sizes:
         Job-size law of mean 1 (``None``/``"exponential"``: the uniformised simulator; any
-        other law of :mod:`.sizes`: the event-driven :func:`~.general.simulate_general`).
+        other law of :mod:`.sizes`: the event-driven simulator of :mod:`.general`, one
+        policy at a time).
         The start is stationary for optimal Bernoulli routing under every law (geometric
         counts, equilibrium residual works), and by the insensitivity of processor sharing
         ``B`` is the same, so the control variate applies unchanged
@@ -230,7 +120,13 @@ def compare_policies(
         User policies are tabulated for ``jobs = 0..table_size``. With ``"raise"`` (the
         default) a simulation in which an arrival found a server beyond the table raises
         :class:`~queue_routing.errors.AccuracyError`; ``"report"`` keeps it and counts those
-        arrivals in :attr:`PolicyComparison.table_bound`.
+        arrivals in :attr:`~queue_routing.paired.PolicyComparison.table_bound`.
+
+    Returns
+    -------
+    PolicyComparison
+        With ``baseline="bernoulli"``, ``baseline_cost`` ``B`` (its JSON key
+        ``exact_bernoulli_cost``), ``control_variate`` and ``table_size``.
 
     Examples
     --------
@@ -241,74 +137,70 @@ def compare_policies(
     >>> from queue_routing.multiskill.markov import stationary_cost
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> res = compare_policies(inst, ["bernoulli", "pi"], horizon=2000.0, seed=1)
-    >>> exact = stationary_cost(inst, "pi").cost / res.exact_bernoulli_cost
+    >>> exact = stationary_cost(inst, "pi").cost / res.baseline_cost
     >>> pi = res.policies["pi"]
     >>> bool(abs(pi.ratio - exact) < pi.ratio_ci95), res.ranking, res.best
     (True, ('pi', 'bernoulli'), 'pi')
     """
-    resolved = _resolve_policies(policies)
+    resolved = resolve_policies(policies, POLICIES)
     policies = tuple(resolved)
+    confidence = confidence_level(confidence)
     if on_table_bound not in ("raise", "report"):
-        raise ValueError(f"on_table_bound must be 'raise' or 'report', got {on_table_bound!r}")
-    if isinstance(replications, int) and not isinstance(replications, bool) and replications < 3:
-        raise ValueError(
-            f"replications must be >= 3 (a control-variate interval has R - 2 degrees of "
-            f"freedom), got {replications}"
+        raise ArgumentError(
+            "on_table_bound",
+            f"on_table_bound must be 'raise' or 'report', got {on_table_bound!r}",
         )
+    if isinstance(replications, int) and not isinstance(replications, bool) and replications < 3:
+        raise ArgumentError(
+            "replications",
+            f"replications must be >= 3 (a control-variate interval has R - 2 degrees of "
+            f"freedom), got {replications}",
+        )
+    warmup = check_args(instance, horizon, warmup, replications, seed)
+    law = general_law(job_sizes)
+    spec = RunSpec.checked(
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=keys,
+        start="bernoulli",
+        table_size=table_size,
+    )
+    indices = replication_indices(range(replications))
     exact = float(solve_exact(instance).cost)
-    simulated = (BASELINE, *[p for p in policies if p != BASELINE])
+    simulated = [resolved.get(p, p) for p in (BASELINE, *[p for p in policies if p != BASELINE])]
     sims: dict[str, SimulationResult] = {}
-    if _general_sizes(job_sizes):  # event by event, one policy at a time
-        for policy in simulated:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TableBoundWarning)  # refused below instead
-                sims[policy] = simulate(
-                    instance,
-                    resolved.get(policy, policy),
-                    horizon=horizon,
-                    warmup=warmup,
-                    replications=replications,
-                    seed=seed,
-                    keys=keys,
-                    start="bernoulli",
-                    table_size=table_size,
-                    progress=progress,
-                    job_sizes=job_sizes,
-                )
-    else:  # the uniformised chain, every policy in one lockstep pass
-        if warmup is None:
-            warmup = 0.1 * horizon
-        _check_args(instance, BASELINE, horizon, warmup, replications, seed)
+    if law is None:  # the uniformised chain, every policy in one lockstep pass
         t0 = time.perf_counter()
-        blocks = simulate_policies(
-            instance, [resolved.get(p, p) for p in simulated], range(replications),
-            horizon=horizon, warmup=warmup, seed=seed, keys=keys, start="bernoulli",
-            table_size=table_size, progress=progress,
-        )  # fmt: skip
+        blocks = run_policies(instance, simulated, indices, spec, progress)
         wall = time.perf_counter() - t0  # of the lockstep run of every policy
-        for policy, block in blocks.items():
-            sims[policy] = SimulationResult.from_block(
-                block, horizon=horizon, warmup=warmup, seed=seed, keys=keys, wall_seconds=wall
-            )
-    for policy, sim in sims.items():
+        for name, block in blocks.items():
+            sims[name] = SimulationResult.of_run(block, spec, wall_seconds=wall)
+    else:  # event by event, one policy at a time
+        for policy in simulated:
+            t0 = time.perf_counter()
+            block = run_general(instance, policy, indices, law, spec, progress)
+            wall = time.perf_counter() - t0
+            sims[block.policy] = GeneralSimulationResult.of_run(block, spec, wall_seconds=wall)
+    for name, sim in sims.items():
         if sim.table_bound and on_table_bound == "raise":
             raise AccuracyError(
-                f"table_size: {sim.table_bound} measured arrivals under {policy} "
+                f"table_size: {sim.table_bound} measured arrivals under {name} "
                 f"found a server beyond the index table (x > {table_size}); raise table_size"
             )
-    first = sims[BASELINE]
     return paired_comparison(
         exact,
         {p: sims[p].replication_costs for p in sims},
         policies,
         control_variate=control_variate,
-        alpha=alpha,
-        horizon=first.horizon,
-        warmup=first.warmup,
-        seed=first.seed,
-        keys=first.keys,
+        confidence=confidence,
+        horizon=spec.horizon,
+        warmup=spec.warmup,
+        seed=spec.seed,
+        keys=spec.keys,
         simulations=sims,
         table_bound={p: int(sims[p].table_bound) for p in sims},
+        table_size=table_size,
     )
 
 
@@ -318,13 +210,14 @@ def paired_comparison(
     policies: Sequence[str],
     *,
     control_variate: bool = True,
-    alpha: float = 0.05,
+    confidence: float = 0.95,
     horizon: float,
     warmup: float,
     seed: int,
     keys: tuple = (),
     simulations: Mapping[str, SimulationResult] | None = None,
     table_bound: Mapping[str, int] | None = None,
+    table_size: int | None = None,
 ) -> PolicyComparison:
     """The statistics of :func:`compare_policies` from the replications' costs alone.
 
@@ -333,14 +226,16 @@ def paired_comparison(
     for ``"bernoulli"`` (the control, even when not compared). This is what a study split
     into replication blocks reassembles (:mod:`queue_routing.workflow.chunks`): the paired
     estimators need every replication of an instance together, so the blocks' jobs write the
-    costs and the aggregation computes the comparison here, with the same arithmetic as an unsplit
-    :func:`compare_policies` (which calls this), hence the same bits. ``horizon``, ``warmup``,
-    ``seed`` and ``keys`` are recorded in the result; ``simulations`` is empty when the
-    comparison is made from costs. Policies are named as in the costs (built-in or user
-    policies' names, :func:`~queue_routing.user_policy.policy_name`); ``table_bound`` records
-    the counts of :attr:`PolicyComparison.table_bound` (empty when not known).
+    costs and the aggregation computes the comparison here, with the same arithmetic as an
+    unsplit :func:`compare_policies` (which calls this), hence the same bits. ``horizon``,
+    ``warmup``, ``seed``, ``keys`` and ``table_size`` are recorded in the result;
+    ``simulations`` is empty when the comparison is made from costs. Policies are named as
+    in the costs (built-in or user policies' names,
+    :func:`~queue_routing.user_policy.policy_name`, not loaded); ``table_bound`` records the
+    counts of :attr:`~queue_routing.paired.PolicyComparison.table_bound` (empty when not
+    known).
     """
-    policies = _policy_names(policies)
+    policies = tuple(resolve_policies(policies, POLICIES, load=False))
     samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
     control = samples_of[BASELINE]
@@ -368,16 +263,13 @@ def paired_comparison(
         differences = pairwise_differences(samples, control, exact)
     else:
         differences = pairwise_differences(samples)
-    selection = select_best(
-        {p: estimates[p].ratio for p in policies}, differences, confidence=1.0 - alpha
-    )
-    return PolicyComparison(
-        exact_bernoulli_cost=exact,
-        policies=estimates,
-        differences=differences,
-        ranking=selection.ranking,
-        best=selection.best,
-        selection=selection,
+    return PolicyComparison.from_estimates(
+        estimates,
+        differences,
+        {p: estimates[p].ratio for p in policies},
+        confidence=confidence,
+        baseline=BASELINE,
+        baseline_cost=exact,
         control_variate=bool(control_variate),
         horizon=float(horizon),
         warmup=float(warmup),
@@ -386,4 +278,5 @@ def paired_comparison(
         keys=tuple(keys),
         simulations=dict(simulations or {}),
         table_bound={p: int(v) for p, v in (table_bound or {}).items()},
+        table_size=None if table_size is None else int(table_size),
     )

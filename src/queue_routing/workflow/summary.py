@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..labels import POLICY_LABELS
+
 __all__ = [
     "PARTS",
     "TABLES",
@@ -82,17 +84,6 @@ TABLES: dict[str, dict[str, str]] = {
 
 MINUS = "\u2212"
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-#: Policy names as the README writes them (Parts A and B).
-POLICY_LABELS = {
-    "bernoulli": "Bernoulli",
-    "jsq": "JSQ",
-    "led": "least expected delay",
-    "io": "IO",
-    "pi": "PI",
-    "rb": "RB",
-    "bs": "BS",
-}
 
 
 # -- formatters ----------------------------------------------------------------------------
@@ -296,7 +287,8 @@ def _multiskill_iterations(stats: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-#: Part A's routing policies (``queue_routing.multiskill.simulation.POLICIES``).
+#: Part A's routing policies, ``queue_routing.multiskill.policies.POLICIES`` (restated, and
+#: checked equal by the tests: importing that module would load numba into the summary job).
 POLICIES_A = ("bernoulli", "jsq", "led", "io", "pi")
 
 
