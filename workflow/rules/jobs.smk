@@ -11,23 +11,16 @@ from queue_routing.workflow.chunks import parse_chunk
 SCALING = config["scaling"]
 RETRIES = SCALING["retries"]
 SP_SEARCH_THREADS = plan.SERVERPOOLS_SEARCH_THREADS
-# TRANSITIONAL, until Part C's renamed keys are in the config (then remove): plan with them.
-PLAN_CONFIG = config
-if "window" in config["serverpools"]["stochastic"]:
-    import copy
-
-    PLAN_CONFIG = copy.deepcopy(config)
-    _st = PLAN_CONFIG["serverpools"]["stochastic"]
-    _st["horizon"], _st["warmup_margin"] = _st["window"], _st["burn_in_margin"]
-    _cov = PLAN_CONFIG["serverpools"]["covariance"]
-    _cov["horizon"] = _cov["t_end"] - _cov["warmup"]
-JOBS = plan.plan(PLAN_CONFIG)  # every chunked rule's jobs (their wildcards)
+JOBS = plan.plan(config)  # every chunked rule's jobs (their wildcards)
 
 
 def job_resources(seconds, data_mb=lambda wildcards: 0.0):
     """``runtime`` (minutes) and ``mem_mb`` of a heavy rule whose job is predicted to work
-    ``seconds(wildcards)`` s and hold ``data_mb(wildcards)`` MB, scaled by the attempt.
-    """
+    ``seconds(wildcards)`` s and hold ``data_mb(wildcards)`` MB, scaled by the attempt;
+    ``seconds`` may be the rule's name instead: the plan's predictions of its jobs."""
+    if isinstance(seconds, str):
+        data_mb = predicted(plan.job_mb, seconds)
+        seconds = predicted(plan.job_seconds, seconds)
     safety = SCALING["safety_factor"]
     return {
         "runtime": lambda wildcards, attempt: cost.runtime_minutes(
@@ -46,12 +39,12 @@ def small_job_resources():
 
 def predicted(function, rule):
     """``function`` (plan.job_seconds or plan.job_mb) of ``rule``'s job, given its wildcards."""
-    return lambda wildcards: function(rule, dict(wildcards.items()), PLAN_CONFIG)
+    return lambda wildcards: function(rule, dict(wildcards.items()), config)
 
 
 def chunks(rule, **wildcards):
     """Chunk labels of ``rule`` for the values of its other wildcards."""
-    return plan.chunk_labels(rule, wildcards, PLAN_CONFIG)
+    return plan.chunk_labels(rule, wildcards, config)
 
 
 ms_solve_seconds = predicted(plan.job_seconds, "multiskill_solve")
