@@ -178,11 +178,18 @@ def main(argv=None) -> int:
     sys.stdout.flush()
 
     t0 = time.perf_counter()
-    simulate(solution, 100.0, 1.0, 1.0, args.seed, ("bench", "warmup"))
+    simulate(solution, 100.0, horizon=1.0, record_every=1.0, seed=args.seed, keys=("bench", "jit"))
     print(f"compile / load cache: {time.perf_counter() - t0:.2f} s")
 
+    warmup = min(20.0, t_long / 10)
     run = simulate(
-        solution, R_BIG, t_long, 1.0, args.seed, ("bench", "long"), warmup=min(20.0, t_long / 10)
+        solution,
+        R_BIG,
+        horizon=t_long - warmup,
+        warmup=warmup,
+        record_every=1.0,
+        seed=args.seed,
+        keys=("bench", "long"),
     )
     rate = run.events_per_second
     print(
@@ -199,7 +206,15 @@ def main(argv=None) -> int:
     sys.stdout.flush()
 
     sigma = stationary_covariance(solution)
-    check = simulate(solution, 1000.0, t_check, 1.0, args.seed, ("bench", "check"), warmup=10.0)
+    check = simulate(
+        solution,
+        1000.0,
+        horizon=t_check - 10.0,
+        warmup=10.0,
+        record_every=1.0,
+        seed=args.seed,
+        keys=("bench", "check"),
+    )
     _, seconds_chk, second_py = simulate_python(
         solution, 1000.0, t_check, args.seed, ("check",), warmup=10.0
     )

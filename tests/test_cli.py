@@ -301,24 +301,24 @@ def test_serverpools_simulate_contract(capsys, monkeypatch):
         "ci95",
         "fluid_deviation",
         "stationary",
-        "burn_in",
+        "warmup",
         "events",
     }
     assert isinstance(obj["stationary"], bool) and isinstance(obj["events"], int)
     assert obj["fluid_deviation"] == pytest.approx(obj["diffusion_deviation"] / np.sqrt(200))
-    # derived burn-in: gamma = -mu = -0.8 (A_u of one class and one pool), ln(1000) / (2 mu)
-    assert obj["burn_in"] == pytest.approx(np.log(1000.0) / (2 * 0.8), rel=1e-12)
+    # derived warm-up: gamma = -mu = -0.8 (A_u of one class and one pool), ln(1000) / (2 mu)
+    assert obj["warmup"] == pytest.approx(np.log(1000.0) / (2 * 0.8), rel=1e-12)
     # stationary law ~ Poisson(r psi*) with psi* = 1.5: |Y| ~ |N(0, 1.5)|, E|Y| = sqrt(3/pi)
     expected = np.sqrt(2 * 1.5 / np.pi)
     assert abs(obj["diffusion_deviation"] - expected) < obj["ci95"] + 0.03 * expected
     assert obj["stationary"] is True
-    # about 2 r lambda events per time unit, 5 replications of burn-in + horizon
-    assert obj["events"] == pytest.approx(5 * 2 * 200 * 1.2 * (80 + obj["burn_in"]), rel=0.02)
+    # about 2 r lambda events per time unit, 5 replications of warm-up + horizon
+    assert obj["events"] == pytest.approx(5 * 2 * 200 * 1.2 * (80 + obj["warmup"]), rel=0.02)
     code, out, err = run(
-        capsys, *argv, "--burn-in", "7.5", "--replications", "2", stdin=json.dumps(MM_N),
+        capsys, *argv, "--warmup", "7.5", "--replications", "2", stdin=json.dumps(MM_N),
         monkeypatch=monkeypatch,
     )  # fmt: skip
-    assert code == 0 and json.loads(out)["burn_in"] == 7.5
+    assert code == 0 and json.loads(out)["warmup"] == 7.5
 
 
 @pytest.mark.parametrize(
@@ -326,13 +326,13 @@ def test_serverpools_simulate_contract(capsys, monkeypatch):
     [
         (MM_N, ["--scale", "0"], 2, "--scale"),
         (MM_N, ["--scale", "100", "--replications", "1"], 2, "--replications"),
-        (MM_N, ["--scale", "100", "--burn-in", "-1"], 2, "--burn-in"),
+        (MM_N, ["--scale", "100", "--warmup", "-1"], 2, "--warmup"),
         (MM_N, ["--scale", "0.1"], 2, "--scale r = 0.1 gives pool 1 no server"),
         (MM_N, ["--scale", "1e9", "--horizon", "1e4"], 2, "--scale, horizon and replications"),
         ({**MM_N, "arrival_rates": [3.0]}, ["--scale", "100"], 1, "not underloaded"),
         ({**MM_N, "activities": []}, ["--scale", "100"], 1, "activities"),
     ],
-    ids=["scale", "replications", "burn-in", "no-server", "too-long", "rho", "bad-json"],
+    ids=["scale", "replications", "warmup", "no-server", "too-long", "rho", "bad-json"],
 )
 def test_serverpools_simulate_rejects_bad_input(
     capsys, monkeypatch, instance, options, status, needle

@@ -121,9 +121,14 @@ INVALID = [
         "multiple",
     ),
     (
-        {"serverpools": {"covariance": {"warmup": 20.0, "t_end": 20.0}}},
-        "serverpools.covariance.warmup",
-        "must be < t_end",
+        {"serverpools": {"covariance": {"horizon": 0.0}}},
+        "serverpools.covariance.horizon",
+        "out of range",
+    ),
+    (
+        {"serverpools": {"stochastic": {"stationarity_confidence": 0.01}}},
+        "serverpools.stochastic.stationarity_confidence",
+        "out of range",
     ),
     (
         {"deadlines": {"sweeps": {"pure_routing": [100.0]}}},
@@ -221,13 +226,18 @@ def test_range_errors_state_the_allowed_range_and_meaning():
         ),
         ("deadlines:\n  larg: {}\n", "deadlines.larg", "unknown key"),
         (
-            "serverpools:\n  covariance:\n    burn_in: 20.0\n",
-            "serverpools.covariance.burn_in",
-            "renamed to serverpools.covariance.warmup",
+            "serverpools:\n  stochastic:\n    window: 60.0\n",
+            "serverpools.stochastic.window",
+            "renamed to serverpools.stochastic.horizon",
+        ),
+        (
+            "serverpools:\n  covariance:\n    t_end: 1000.0\n",
+            "serverpools.covariance.t_end",
+            "replaced by serverpools.covariance.horizon",
         ),
         ("deadlines:\n  exact:\n    tol: .nan\n", "deadlines.exact.tol", "not a finite number"),
     ],
-    ids=["wrong-type", "out-of-range", "unknown-key", "renamed-key", "nan"],
+    ids=["wrong-type", "out-of-range", "unknown-key", "renamed-key", "replaced-key", "nan"],
 )
 def test_snakemake_stops_before_any_job_with_one_line(tmp_path, text, key, phrase):
     bad = tmp_path / "bad.yaml"
@@ -313,7 +323,7 @@ def test_nested_command_line_overrides_reach_the_rules_as_numbers(tmp_path):
 
 
 def test_slow_config_is_valid_and_only_scales_part_c():
-    """workflow/config/slow.yaml (issue 16: Part C up to r = 1e7) merges over the default."""
+    """workflow/config/slow.yaml (Part C up to r = 1e7) merges over the default."""
     slow = yaml.safe_load((ROOT / "workflow" / "config" / "slow.yaml").read_text())
     assert set(slow) == {"serverpools"}
     config = merged(slow)

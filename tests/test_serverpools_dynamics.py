@@ -25,7 +25,7 @@ from queue_routing.serverpools import (
     ServerPoolSystem,
     UnstableEquilibriumError,
     a_underloaded,
-    derived_burn_in,
+    derived_warmup,
     example_system,
     fluid_step,
     fluid_trajectory,
@@ -280,7 +280,10 @@ def test_one_class_lyapunov_is_the_poisson_variance():
     # the fraction of grid samples at or below the mean, compared with Poisson's CDF.
     variances, below = [], []
     for rep in range(6):
-        run = simulate(solution, r, 600.0, 0.5, SEED, ("mm-inf", rep), warmup=10.0)
+        run = simulate(
+            solution, r, horizon=590.0, warmup=10.0, record_every=0.5, seed=SEED,
+            keys=("mm-inf", rep),
+        )  # fmt: skip
         variances.append(run.second_moment[0, 0])
         below.append(np.mean(run.deviation[run.times >= 10.0, 0] <= 0.0))
     variances, below = np.array(variances), np.array(below)
@@ -308,7 +311,15 @@ def test_simulated_covariance_matches_lyapunov(stable):
     assert lyapunov_residual(stable, sigma) < 1e-12
     covs = np.array(
         [
-            simulate(stable, 500.0, 1000.0, 1.0, SEED, ("lyapunov", rep), warmup=20.0).covariance
+            simulate(
+                stable,
+                500.0,
+                horizon=980.0,
+                warmup=20.0,
+                record_every=1.0,
+                seed=SEED,
+                keys=("lyapunov", rep),
+            ).covariance
             for rep in range(12)
         ]
     )
@@ -323,7 +334,10 @@ def test_simulated_covariance_matches_lyapunov(stable):
 def test_simulator_invariants_on_random_instance(rho, r):
     system = random_tree_system(4, 3, rng_for(SEED, "serverpools-test", "invariants"), rho=rho)
     solution = solve_spp(system)
-    run = simulate(solution, r, 2000.0, 1.0, SEED, ("invariants", f"{rho:g}"), check=True)
+    run = simulate(
+        solution, r, horizon=2000.0, record_every=1.0, seed=SEED,
+        keys=("invariants", f"{rho:g}"), check=True,
+    )  # fmt: skip
     assert run.checked and run.violations == 0 and run.first_violation == -1
     assert run.queued > 0 and run.ties > 0  # queueing and random tie-breaks were exercised
     np.testing.assert_array_equal(run.totals, run.initial_totals + run.arrivals - run.departures)
@@ -368,10 +382,10 @@ def test_invariant_checker_flags_broken_states():
 
 
 def test_simulation_is_deterministic_in_its_seed(stable):
-    a = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 1))
-    b = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 1))
-    c = simulate(stable, 300.0, 20.0, 0.5, SEED, ("det", 2))
-    d = simulate(stable, 300.0, 20.0, 0.5, SEED + 1, ("det", 1))
+    a = simulate(stable, 300.0, horizon=20.0, record_every=0.5, seed=SEED, keys=("det", 1))
+    b = simulate(stable, 300.0, horizon=20.0, record_every=0.5, seed=SEED, keys=("det", 1))
+    c = simulate(stable, 300.0, horizon=20.0, record_every=0.5, seed=SEED, keys=("det", 2))
+    d = simulate(stable, 300.0, horizon=20.0, record_every=0.5, seed=SEED + 1, keys=("det", 1))
     np.testing.assert_array_equal(a.deviation, b.deviation)
     assert a.events == b.events and np.array_equal(a.busy, b.busy)
     assert not np.array_equal(a.deviation, c.deviation)
@@ -409,7 +423,9 @@ def test_simulation_streams_follow_the_random_number_convention(stable, monkeypa
 
     def run(rep, global_seed):
         _numba_global_draws(global_seed, 3)  # numba's global generator in another state
-        return simulate(stable, 300.0, 10.0, 0.5, SEED, ("conv", rep))
+        return simulate(
+            stable, 300.0, horizon=10.0, record_every=0.5, seed=SEED, keys=("conv", rep)
+        )
 
     a, b = run(0, 1), run(0, 2)
     for x, y in zip(_run_arrays(a), _run_arrays(b), strict=True):
@@ -419,25 +435,25 @@ def test_simulation_streams_follow_the_random_number_convention(stable, monkeypa
     # The kernel does not advance numba's global generator.
     expected = _numba_global_draws(7, 4)
     _numba_global_draws(7, 0)
-    simulate(stable, 300.0, 10.0, 0.5, SEED, ("conv", 0))
+    simulate(stable, 300.0, horizon=10.0, record_every=0.5, seed=SEED, keys=("conv", 0))
     np.testing.assert_array_equal(_numba_global_draws(-1, 4), expected)
 
     # The kernel copies the states it is given: the caller's array is reusable.
     fixed = states.copy()
     monkeypatch.setattr(simulation, "replication_states", lambda seed, keys: fixed)
-    c = simulate(stable, 300.0, 10.0, 0.5, SEED, ("ignored",))
+    c = simulate(stable, 300.0, horizon=10.0, record_every=0.5, seed=SEED, keys=("ignored",))
     np.testing.assert_array_equal(fixed, states)
     for x, y in zip(_run_arrays(a), _run_arrays(c), strict=True):
         np.testing.assert_array_equal(x, y)
 
 
 # -- stationarity of time averages, tight vs escaping (docs/serverpools.md) ------------------
-def _windows(solution, r, *, burn_in, window, replications, key, batches=10):
-    """Time averages and batch means of |deviation| over [burn_in, burn_in + window]."""
+def _windows(solution, r, *, warmup, horizon, replications, key, batches=10):
+    """Time averages and batch means of |deviation| over [warmup, warmup + horizon]."""
     runs = [
         simulate(
-            solution, r, burn_in + window, 1.0, SEED, (key, int(r), rep),
-            warmup=burn_in, batches=batches,
+            solution, r, horizon=horizon, warmup=warmup, record_every=1.0, seed=SEED,
+            keys=(key, int(r), rep), batches=batches,
         )
         for rep in range(replications)
     ]  # fmt: skip
@@ -448,10 +464,10 @@ def _windows(solution, r, *, burn_in, window, replications, key, batches=10):
 
 def test_halves_test_has_its_level_on_independent_batches():
     """Reference: with i.i.d. normal batch means the statistic is Student t, so a stationary
-    window is flagged with probability `level` (binomial bounds over 2000 windows)."""
+    window is flagged with probability 1 - `confidence` (binomial bounds over 2000 windows)."""
     rng = rng_for(SEED, "serverpools-test", "halves")
     flags = [
-        not halves_test(rng.normal(5.0, 0.3, size=(3, 10)), level=0.05).stationary
+        not halves_test(rng.normal(5.0, 0.3, size=(3, 10)), confidence=0.95).stationary
         for _ in range(2000)
     ]
     assert abs(np.mean(flags) - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 2000)
@@ -465,22 +481,22 @@ def test_halves_test_has_its_level_on_independent_batches():
 
 def test_stationarity_flags_the_nominal_start_of_an_unstable_example(large_cycle):
     """Started at r x*, the large-cycle example grows (rate gamma) into its limit cycle: a
-    window from t = 0 is not stationary; after the derived burn-in it is."""
+    window from t = 0 is not stationary; after the derived warm-up it is."""
     gamma = np.linalg.eigvals(a_underloaded(large_cycle)).real.max()
     r = 1e4
     _, from_start = _windows(
-        large_cycle, r, burn_in=0.0, window=3.0 / gamma, replications=4, key="nominal"
+        large_cycle, r, warmup=0.0, horizon=3.0 / gamma, replications=4, key="nominal"
     )
     check = halves_test(from_start)
     assert not check.stationary and check.second_half > 2 * check.first_half
-    burn = derived_burn_in(gamma, r)
+    burn = derived_warmup(gamma, r)
     assert burn == pytest.approx((np.log(r) / 2 + np.log(1000)) / gamma)
-    _, settled = _windows(large_cycle, r, burn_in=burn, window=40.0, replications=4, key="settled")
+    _, settled = _windows(large_cycle, r, warmup=burn, horizon=40.0, replications=4, key="settled")
     assert halves_test(settled).stationary
 
 
 def test_stable_time_average_is_tight_within_its_interval(stable):
-    """Stable example, r = 1e2 .. 1e4, windows past the derived burn-in: every window is
+    """Stable example, r = 1e2 .. 1e4, windows past the derived warm-up: every window is
     stationary and the slope interval of log time average against log r contains 0 and
     excludes 1/2; the level is that of the Lyapunov covariance (E|Y| <= sqrt(tr Sigma))."""
     gamma = np.linalg.eigvals(a_underloaded(stable)).real.max()
@@ -488,7 +504,7 @@ def test_stable_time_average_is_tight_within_its_interval(stable):
     means = []
     for r in rs:
         values, batches = _windows(
-            stable, r, burn_in=derived_burn_in(gamma, r), window=60.0, replications=4,
+            stable, r, warmup=derived_warmup(gamma, r), horizon=60.0, replications=4,
             key="tight",
         )  # fmt: skip
         assert halves_test(batches).stationary
@@ -503,7 +519,7 @@ def test_stable_time_average_is_tight_within_its_interval(stable):
 @pytest.mark.slow
 def test_large_cycle_escapes_like_sqrt_r(large_cycle):
     """The paper's non-tightness over the top half-decade of the default grid, r = 10^5.5 and
-    10^6 (about 2 minutes): stationary windows after the derived burn-in, a slope interval
+    10^6 (about 2 minutes): stationary windows after the derived warm-up, a slope interval
     that contains 1/2 and excludes 0, and time averages that reach the fluid limit cycle's
     a sqrt(r) (a from the fluid model, independent of the simulator): the interval of the
     r = 1e6 mean overlaps [0.8, 1.05] a sqrt(r) (from below: at finite r the system still
@@ -521,7 +537,7 @@ def test_large_cycle_escapes_like_sqrt_r(large_cycle):
     means = []
     for r in rs:
         values, batches = _windows(
-            large_cycle, r, burn_in=derived_burn_in(gamma, r), window=60.0, replications=3,
+            large_cycle, r, warmup=derived_warmup(gamma, r), horizon=60.0, replications=3,
             key="escape",
         )  # fmt: skip
         assert halves_test(batches).stationary
@@ -530,3 +546,89 @@ def test_large_cycle_escapes_like_sqrt_r(large_cycle):
     assert fit.low > 0.0 and fit.low <= 0.5 <= fit.high and fit.verdict == "escaping"
     top = mean_interval(means[-1])
     assert top.low <= level * np.sqrt(1e6) * 1.05 and top.high >= level * np.sqrt(1e6) * 0.8
+
+
+# -- the window, the result objects and the argument checks (docs/serverpools.md) -------------
+def test_the_warmup_only_moves_the_start_of_the_averages(stable):
+    """A run covers [0, warmup + horizon]: the same (seed, keys) and the same end give the same
+    trajectory whatever the warm-up; the time averages are over [warmup, warmup + horizon]."""
+    common = {"record_every": 0.5, "seed": SEED, "keys": ("window", 0), "batches": 4}
+    whole = simulate(stable, 200.0, horizon=8.0, **common)
+    late = simulate(stable, 200.0, horizon=5.0, warmup=3.0, **common)
+    assert (whole.t_end, late.t_end, late.horizon, late.warmup) == (8.0, 8.0, 5.0, 3.0)
+    np.testing.assert_array_equal(whole.deviation, late.deviation)
+    assert whole.times[-1] == 8.0 and whole.events == late.events
+    # the batches of the window average to its time average
+    assert late.batch_mean_norm.mean() == pytest.approx(late.mean_norm, rel=1e-12)
+    assert late.mean_norm != whole.mean_norm
+
+
+def test_a_run_is_one_trajectory_with_a_json_object(stable):
+    import json
+
+    run = simulate(stable, 100.0, horizon=2.0, warmup=1.0, record_every=0.5, seed=SEED, keys=("j",))
+    obj = json.loads(json.dumps(run.to_dict(), allow_nan=False))
+    assert obj["horizon"] == 2.0 and obj["warmup"] == 1.0 and obj["keys"] == ["j"]
+    assert obj["times"] == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    assert obj["events"] == sum(obj["arrivals"]) + sum(obj["departures"])
+    assert not hasattr(run, "ci95")  # a single trajectory: no interval (docstring)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"horizon": 0.0}, "horizon"),
+        ({"horizon": float("inf")}, "horizon"),
+        ({"warmup": -1.0}, "warmup"),
+        ({"record_every": 0.0}, "record_every"),
+        ({"seed": -1}, "seed"),
+        ({"batches": -2}, "batches"),
+        ({"batches": 2.0}, "batches"),
+        ({"horizon": 1e-30, "warmup": 1.0}, "horizon"),  # lost against the warm-up
+    ],
+)
+def test_simulate_names_a_bad_argument(stable, kwargs, argument):
+    from queue_routing.errors import ArgumentError
+
+    args = {"horizon": 1.0, "record_every": 0.5, "seed": SEED} | kwargs
+    with pytest.raises(ArgumentError) as info:
+        simulate(stable, 100.0, **args)
+    assert info.value.argument == argument and str(info.value).startswith(argument)
+    with pytest.raises(ArgumentError, match=r"^r must be finite and > 0"):
+        simulate(stable, float("nan"), horizon=1.0, record_every=0.5, seed=SEED)
+
+
+def test_time_average_is_a_replicated_result():
+    """The protocol of every simulation result (queue_routing.stats.Replicated): the
+    per-replication time averages, their number, standard error and 95% t half-width,
+    against scipy's t quantile."""
+    from scipy.stats import t
+
+    from queue_routing.serverpools import TimeAverageEstimate, time_average
+
+    system = ServerPoolSystem([1.2], [3.0], [[0.8]])
+    est = time_average(system, 100, horizon=10.0, replications=4, seed=SEED, keys=("rep",))
+    assert isinstance(est, TimeAverageEstimate)
+    values = np.array(est.replication_deviations)
+    sd = values.std(ddof=1)
+    assert est.replications == 4 and est.replication_values.shape == (4,)
+    assert est.diffusion_deviation == pytest.approx(values.mean(), rel=1e-15)
+    assert est.standard_error == pytest.approx(sd / 2.0, rel=1e-14)
+    assert est.ci95 == pytest.approx(t.ppf(0.975, 3) * sd / 2.0, rel=1e-12)
+    assert est.warmup == pytest.approx(np.log(1000.0) / (2 * 0.8), rel=1e-12)
+    assert est.stationarity.confidence == 0.99
+    assert est.to_dict()["warmup"] == est.warmup
+
+
+def test_halves_test_decides_at_one_minus_its_confidence():
+    from queue_routing.errors import ArgumentError
+
+    rng = rng_for(SEED, "serverpools-test", "confidence")
+    for _ in range(50):
+        check = halves_test(rng.normal(5.0, 0.3, size=(2, 8)), confidence=0.9)
+        assert check.stationary == (check.p_value >= 0.1) and check.confidence == 0.9
+    for bad in (0.0, 1.0, 99.0):
+        with pytest.raises(ArgumentError, match=r"^confidence must be in"):
+            halves_test(np.ones((2, 8)), confidence=bad)
+    with pytest.raises(ArgumentError, match=r"^r must be finite and > 0"):
+        derived_warmup(-1.0, 0.0)

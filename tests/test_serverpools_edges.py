@@ -239,8 +239,8 @@ def test_independent_rate_and_pool_scales(seed, size, u, v):
     rng = np.random.default_rng(seed)
     system = random_tree_system(*size, rng, rho=0.9)
     check_scaling(system, 10.0 ** (u + v), 10.0**v, 10.0**u)
-    out_a = analyze(system)
-    out_b = analyze(scaled(system, 10.0 ** (u + v), 10.0**v, 10.0**u))
+    out_a = analyze(system).to_dict()
+    out_b = analyze(scaled(system, 10.0 ** (u + v), 10.0**v, 10.0**u)).to_dict()
     assert out_b["stable_underloaded"] == out_a["stable_underloaded"]
     assert out_b["rho"] == pytest.approx(out_a["rho"], rel=1e-11)
 
@@ -252,7 +252,7 @@ def test_readme_example_in_other_units(s):
     base = example_system("unstable")
     check_scaling(base, s, s, s)
     check_scaling(base, s, 1.0, s)
-    out = analyze(scaled(base, s, 1.0, s))
+    out = analyze(scaled(base, s, 1.0, s)).to_dict()
     assert out["stable_underloaded"] is False
     assert out["rho"] == pytest.approx(0.9, rel=1e-12)
 
@@ -267,7 +267,7 @@ def test_one_activity_at_any_scale(lam):
             "pool_sizes": [beta],
             "activities": [{"class": 1, "pool": 1, "rate": mu}],
         }
-    )
+    ).to_dict()
     assert out["rho"] == pytest.approx(lam / (beta * mu), rel=1e-14)
     assert out["flows"][0]["rate"] == pytest.approx(lam, rel=1e-14)
     assert out["eigenvalues_underloaded"] == [[pytest.approx(-mu, rel=1e-14), 0.0]]
@@ -385,7 +385,7 @@ def test_analyze_refuses_systems_that_are_not_underloaded(seed, size, rho):
 def test_underloaded_systems_are_analysed(seed, size, rho):
     system = random_tree_system(*size, np.random.default_rng(seed), rho=rho)
     out = analyze(system)
-    assert out["rho"] == pytest.approx(rho, rel=1e-12)
+    assert out.rho == pytest.approx(rho, rel=1e-12)
     assert stability_verdict(system).regime == "underloaded"
 
 
@@ -417,7 +417,7 @@ def test_cli_reports_an_overloaded_system_in_one_line(monkeypatch, capsys):
 
 def test_cli_analyses_the_readme_example_in_other_units(monkeypatch, capsys):
     base = example_system("unstable")
-    ref = analyze(base)
+    ref = analyze(base).to_dict()
     # every rate and pool size by 1e-8: rho = 0.9e8, so not underloaded (it was "non-binding")
     code, out, err = run_cli(monkeypatch, capsys, scaled(base, 1e-8, 1e-8, 1e-8).to_dict())
     assert code == 1 and "not underloaded" in err and "rho = 90000000" in err
@@ -630,7 +630,7 @@ def assert_finite_or_one_error(system):
     assert np.all(np.isfinite(verdict.eigenvalues_underloaded))
     assert np.all(np.isfinite(load_balancing_map(sol)))
     if sol.underloaded:
-        out = analyze(system)
+        out = analyze(system).to_dict()
         assert np.isfinite(out["rho"])
         json.dumps(out, allow_nan=False)
     else:

@@ -32,8 +32,8 @@ from queue_routing.serverpools.experiments import (
     scaling_verdicts,
     search_sizes,
     search_tables,
-    stochastic_burn_in,
     stochastic_runs,
+    stochastic_warmup,
     summarise_examples,
     time_average_table,
 )
@@ -74,7 +74,7 @@ def test_examples_have_the_spectra_of_the_dynamics_tests(stable, unstable):
 def test_example_instances_follow_the_json_contract():
     for name, instance in EXAMPLES.items():
         text = json.dumps(instance)  # plain JSON types only
-        out = analyze(json.loads(text))
+        out = analyze(json.loads(text)).to_dict()
         assert set(out) == {
             "rho",
             "flows",
@@ -223,7 +223,7 @@ def test_fluid_rows_grow_for_the_unstable_example(unstable):
 
 # -- stochastic -----------------------------------------------------------------------------
 def test_stochastic_runs_are_seeded_and_tidy(stable):
-    kwargs = {"t_end": 6.0, "warmup": 1.0, "record_every": 0.5, "replications": 2}
+    kwargs = {"horizon": 5.0, "warmup": 1.0, "record_every": 0.5, "replications": 2}
     trace, summary = stochastic_runs("stable", stable, 40, seed=SEED, batches=4, **kwargs)
     trace2, summary2 = stochastic_runs("stable", stable, 40, seed=SEED, batches=4, **kwargs)
     pd.testing.assert_frame_equal(trace, trace2)
@@ -235,7 +235,8 @@ def test_stochastic_runs_are_seeded_and_tidy(stable):
         summary.columns
     )
     assert (summary["events"] > 0).all() and (summary["mean_norm"] > 0).all()
-    # The published column names of t_end and warmup (frozen: the tables stay byte-identical).
+    # The published column names (frozen: the tables stay byte-identical): "horizon" holds the
+    # run's end warmup + horizon, "burn_in" the warm-up.
     assert (summary["horizon"] == 6.0).all() and (summary["burn_in"] == 1.0).all()
     cols = [f"deviation_class_{i}" for i in (1, 2, 3)]
     np.testing.assert_allclose(np.linalg.norm(trace[cols].to_numpy(), axis=1), trace["norm"])
@@ -244,14 +245,14 @@ def test_stochastic_runs_are_seeded_and_tidy(stable):
     np.testing.assert_allclose(batches.mean(axis=1), summary["mean_norm"], rtol=1e-12)
 
 
-def test_stochastic_burn_in_follows_the_leading_eigenvalue(stable):
+def test_stochastic_warmup_follows_the_leading_eigenvalue(stable):
     """m / (2 |gamma|) for the stable example (gamma = -1 by hand, the test instance's
     spectrum), independent of r; (ln(r)/2 + m) / gamma for an unstable one."""
     for r in (1e2, 1e6):
-        assert stochastic_burn_in(stable, r, margin=3.0) == pytest.approx(1.5, rel=1e-9)
+        assert stochastic_warmup(stable, r, margin=3.0) == pytest.approx(1.5, rel=1e-9)
     unstable = solve_spp(example_system("unstable"))
     gamma = np.linalg.eigvals(a_underloaded(unstable)).real.max()
-    assert stochastic_burn_in(unstable, 1e4, margin=3.0) == pytest.approx(
+    assert stochastic_warmup(unstable, 1e4, margin=3.0) == pytest.approx(
         (np.log(1e4) / 2 + 3.0) / gamma, rel=1e-9
     )
 
@@ -345,7 +346,7 @@ def test_fluid_limit_distance_shrinks_with_r(stable):
 # -- covariance -----------------------------------------------------------------------------
 def test_covariance_table_compares_with_lyapunov(stable):
     table = covariance_table(
-        "stable", stable, r=100, t_end=60.0, warmup=5.0, replications=3, seed=SEED
+        "stable", stable, r=100, horizon=55.0, warmup=5.0, replications=3, seed=SEED
     )
     assert len(table) == 6  # upper triangle of a 3 x 3 matrix
     sigma = stationary_covariance(stable)
@@ -356,4 +357,6 @@ def test_covariance_table_compares_with_lyapunov(stable):
     assert (diag["simulated"] > 0).all()
     assert (np.abs(table["relative_difference"]) < 0.6).all()  # right order of magnitude
     with pytest.raises(ValueError, match="replications"):
-        covariance_table("stable", stable, r=100, t_end=5.0, warmup=1.0, replications=1, seed=SEED)
+        covariance_table(
+            "stable", stable, r=100, horizon=4.0, warmup=1.0, replications=1, seed=SEED
+        )

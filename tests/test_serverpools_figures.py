@@ -190,7 +190,7 @@ def test_deviation_figure(tmp_path):
     with pytest.raises(ValueError, match="replication"):
         F.deviation_figure(traces(), replication=3)
     burn = {("stable", 100.0): 3.5, ("unstable", 1000.0): 40.0}
-    _, marked = F.deviation_figure(traces(), burn_in=burn)
+    _, marked = F.deviation_figure(traces(), warmups=burn)
     assert "derived burn-in" in marked
 
 

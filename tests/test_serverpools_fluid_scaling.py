@@ -337,3 +337,14 @@ def test_fluid_velocity_is_a_u_in_any_time_unit(c):
     got = (up - down).sum(axis=1) / 2
     want = c * a_underloaded(unit) @ y
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_a_fluid_trajectory_has_a_json_object():
+    import json
+
+    _, pert, ref = reference("stable")
+    traj = fluid_trajectory(ref.solution, pert, 1.0, 3)
+    obj = json.loads(json.dumps(traj.to_dict(), allow_nan=False))
+    assert obj["times"] == [0.0, 0.5, 1.0] and obj["step"] == traj.step
+    assert np.array(obj["psi"]).shape == traj.psi.shape
+    np.testing.assert_array_equal(np.array(obj["deviation"]), traj.deviation)

@@ -202,7 +202,7 @@ def test_analyze_contract():
                 {"class": 1, "pool": 2, "rate": 0.1},
             ],
         }
-    )
+    ).to_dict()
     assert set(out) == {
         "rho",
         "flows",
@@ -265,7 +265,7 @@ def test_search_finds_unstable_underloaded_and_is_reproducible():
     g[edges[:, 0], np.arange(len(edges))] = -system.rates[edges[:, 0], edges[:, 1]]
     eig = np.linalg.eigvals(g @ lstsq_map(sol))
     assert eig.real.max() > 0
-    assert analyze(system)["stable_underloaded"] is False
+    assert analyze(system).stable_underloaded is False
     np.testing.assert_allclose(
         np.array(example["eigenvalues_underloaded"])[:, 0].max(), eig.real.max(), rtol=1e-8
     )
@@ -430,3 +430,46 @@ def test_tree_a_underloaded_refuses_a_non_tree():
     mu = np.array([[1.0, 1.0], [1.0, 1.0]])
     with pytest.raises(ServerPoolError, match="cycle"):
         tree_a_underloaded(np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), mu, np.ones(2))
+
+
+# -- result objects -----------------------------------------------------------------------------
+def test_analyze_returns_the_solution_and_the_verdict():
+    import json
+
+    from queue_routing.serverpools import Analysis
+
+    system = ServerPoolSystem([1.0, 2.0], [2.0, 2.0], [[1.0, 0.0], [2.0, 1.0]])
+    out = analyze(system)
+    assert isinstance(out, Analysis)
+    assert out.rho == pytest.approx(2 / 3) and out.stable_underloaded
+    np.testing.assert_array_equal(
+        out.stability.eigenvalues_underloaded, stability_verdict(system).eigenvalues_underloaded
+    )
+    obj = out.to_dict()
+    assert obj["rho"] == out.solution.rho and json.dumps(obj, allow_nan=False)
+
+
+def test_linear_stability_has_a_json_object():
+    import json
+
+    one = stability_verdict(ServerPoolSystem([1.2], [3.0], [[0.8]]))  # A_c = 0: no other mode
+    obj = json.loads(json.dumps(one.to_dict(), allow_nan=False))
+    assert obj["max_real_critical"] is None and obj["stable_critical"] is True  # -inf
+    assert obj["eigenvalues_underloaded"] == [[-0.8, 0.0]] and obj["regime"] == "underloaded"
+    assert obj["eigenvalues_critical"] == [[0.0, 0.0]] and obj["structural_zeros_critical"] == 1
+
+
+@pytest.mark.parametrize(
+    ("real", "imag", "options", "text"),
+    [
+        ([1.0, 1.0, -2.0], [2.0, -2.0, 0.0], {}, "1 ± 2i, -2"),
+        ([0.5], [-1.0], {}, "0.5 - 1i"),
+        ([0.5], [-1.0], {"unicode_minus": True}, "0.5 − 1i"),
+        ([0.23571, 0.23571], [3.07812, -3.07812], {}, "0.2357 ± 3.078i"),
+        ([-2.3271, 1e-5], [0.0, 0.0], {"digits": 3, "unicode_minus": True}, "−2.33, 1e−05"),
+    ],
+)
+def test_eigenvalue_text(real, imag, options, text):
+    from queue_routing.serverpools import eigenvalue_text
+
+    assert eigenvalue_text(real, imag, **options) == text

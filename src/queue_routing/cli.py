@@ -163,7 +163,7 @@ def _deadlines_index(args: argparse.Namespace) -> dict[str, Any]:
 def _serverpools_analyze(args: argparse.Namespace) -> dict[str, Any]:
     from .serverpools import ServerPoolSystem, analyze
 
-    return analyze(ServerPoolSystem.from_dict(_read_json(args.instance)))
+    return analyze(ServerPoolSystem.from_dict(_read_json(args.instance))).to_dict()
 
 
 def _serverpools_simulate(args: argparse.Namespace) -> dict[str, Any]:
@@ -173,11 +173,22 @@ def _serverpools_simulate(args: argparse.Namespace) -> dict[str, Any]:
         ServerPoolSystem.from_dict(_read_json(args.instance)),
         args.scale,
         horizon=args.horizon,
-        burn_in=args.burn_in,
+        warmup=args.warmup,
         replications=args.replications,
         seed=args.seed,
         keys=("cli",),
     ).to_dict()
+
+
+def _positive_number(text: str) -> float:
+    """An argparse type: a finite number > 0 that is not a time, such as the scale r
+    (:func:`queue_routing.checks.positive`)."""
+    from .checks import positive
+
+    try:
+        return positive("value", float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}") from None
 
 
 def _int_at_least(low: int):
@@ -584,7 +595,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     spsim.add_argument(
         "--scale",
-        type=_positive_time,
+        type=_positive_number,
         required=True,
         metavar="R",
         help="scale r: arrival rates r lambda_i, round(r beta_j) servers",
@@ -593,10 +604,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "--horizon",
         type=_positive_time,
         default=100.0,
-        help="measured time per replication after the burn-in (time units of 1/mu)",
+        help="measured time per replication after the warm-up (time units of 1/mu)",
     )
     spsim.add_argument(
-        "--burn-in",
+        "--warmup",
         type=_nonnegative_time,
         default=None,
         help="discarded time from the nominal start r x* (time units); default derived from "

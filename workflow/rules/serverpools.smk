@@ -50,10 +50,16 @@ rule serverpools_search:
     threads: SP_SEARCH_THREADS
     resources:
         **job_resources(sp_search_seconds, sp_search_mb),
+    # the search's settings, but not the number of samples (the chunk's label gives its sizes
+    # and samples): a change of samples_per_size reruns only the chunks it changes
     params:
         seed=config["seed"],
-        # all but the number of samples (the chunk's label gives its sizes and samples)
-        search={k: v for k, v in SP_SEARCH.items() if k != "samples_per_size"},
+        max_classes=SP_SEARCH["max_classes"],
+        max_pools=SP_SEARCH["max_pools"],
+        mu_range=SP_SEARCH["mu_range"],
+        flow_range=SP_SEARCH["flow_range"],
+        rho=SP_SEARCH["rho"],
+        tol=SP_SEARCH["tol"],
     message:
         "Part C: seeded search over random activity trees for unstable equilibria, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -73,7 +79,13 @@ rule serverpools_search_summary:
         "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
-        search=SP_SEARCH,
+        max_classes=SP_SEARCH["max_classes"],
+        max_pools=SP_SEARCH["max_pools"],
+        samples_per_size=SP_SEARCH["samples_per_size"],
+        mu_range=SP_SEARCH["mu_range"],
+        flow_range=SP_SEARCH["flow_range"],
+        rho=SP_SEARCH["rho"],
+        tol=SP_SEARCH["tol"],
     message:
         "Part C: instability search summary over every size, from its chunks"
     script:
@@ -113,7 +125,11 @@ rule serverpools_boundary:
     resources:
         **small_job_resources(),
     params:
-        boundary=SP["boundary"],
+        base=SP["boundary"]["base"],
+        theta_min=SP["boundary"]["theta_min"],
+        theta_max=SP["boundary"]["theta_max"],
+        points=SP["boundary"]["points"],
+        xtol=SP["boundary"]["xtol"],
     message:
         "Part C: largest real part of the spectra over the heterogeneity family, and its zero ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -133,7 +149,9 @@ rule serverpools_fluid:
         **small_job_resources(),
     params:
         seed=config["seed"],
-        fluid=lambda wildcards: SP["fluid"][wildcards.example],
+        perturbation=lambda wildcards: SP["fluid"][wildcards.example]["perturbation"],
+        t_end=lambda wildcards: SP["fluid"][wildcards.example]["t_end"],
+        points=lambda wildcards: SP["fluid"][wildcards.example]["points"],
     message:
         "Part C: fluid trajectory of the {wildcards.example} example from a perturbed equilibrium ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -156,8 +174,8 @@ rule serverpools_stochastic:
         **job_resources(sp_stochastic_seconds, sp_stochastic_mb),
     params:
         seed=config["seed"],
-        window=SP_STOCHASTIC["window"],
-        burn_in_margin=SP_STOCHASTIC["burn_in_margin"],
+        horizon=SP_STOCHASTIC["horizon"],
+        warmup_margin=SP_STOCHASTIC["warmup_margin"],
         batches=SP_STOCHASTIC["batches"],
         record_every=SP_STOCHASTIC["record_every"],
     message:
@@ -185,7 +203,7 @@ rule serverpools_stochastic_summary:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        level=SP_STOCHASTIC["level"],
+        stationarity_confidence=SP_STOCHASTIC["stationarity_confidence"],
         confidence=SP_STOCHASTIC["confidence"],
         fit_decades=SP_STOCHASTIC["fit_decades"],
     message:
@@ -207,7 +225,14 @@ rule serverpools_fluid_limit:
         **job_resources(sp_fluid_limit_seconds, sp_fluid_limit_mb),
     params:
         seed=config["seed"],
-        fluid_limit=SP["fluid_limit"],
+        t_end=SP["fluid_limit"]["t_end"],
+        record_every=SP["fluid_limit"]["record_every"],
+        replications=SP["fluid_limit"]["replications"],
+        max_step=SP["fluid_limit"]["max_step"],
+        perturbation=lambda wildcards: SP["fluid_limit"]["start"][wildcards.example][
+            "perturbation"
+        ],
+        settle=lambda wildcards: SP["fluid_limit"]["start"][wildcards.example]["settle"],
     message:
         "Part C: fluid-limit distance of the {wildcards.example} example at r={wildcards.r} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -274,9 +299,12 @@ rule serverpools_covariance:
     threads: 1
     resources:
         **job_resources(sp_covariance_seconds),
+    # not the number of replications (the chunk's label gives them)
     params:
         seed=config["seed"],
-        covariance={k: v for k, v in SP_COVARIANCE.items() if k != "replications"},
+        r=SP_COVARIANCE["r"],
+        horizon=SP_COVARIANCE["horizon"],
+        warmup=SP_COVARIANCE["warmup"],
     message:
         "Part C: simulating the stable example's stationary covariance, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -300,7 +328,8 @@ rule serverpools_covariance_table:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        covariance=SP_COVARIANCE,
+        r=SP_COVARIANCE["r"],
+        replications=SP_COVARIANCE["replications"],
     message:
         "Part C: simulated stationary covariance of the stable example vs the Lyapunov solution"
     script:
@@ -319,6 +348,8 @@ rule serverpools_fig_tree:
         "logs/serverpools/serverpools_fig_tree_{example}.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="tree",
     message:
         "Part C: activity tree of the {wildcards.example} example"
     script:
@@ -335,6 +366,8 @@ rule serverpools_fig_boundary:
         "logs/serverpools/serverpools_fig_boundary.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="boundary",
     message:
         "Part C: stability boundary of the linearised fluid model"
     script:
@@ -352,6 +385,8 @@ rule serverpools_fig_fluid:
         "logs/serverpools/serverpools_fig_fluid.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fluid",
     message:
         "Part C: fluid trajectories, stable vs unstable example"
     script:
@@ -368,6 +403,8 @@ rule serverpools_fig_deviation:
         "logs/serverpools/serverpools_fig_deviation.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="deviation",
     message:
         "Part C: diffusion-scaled deviation against time at several r"
     script:
@@ -388,6 +425,7 @@ rule serverpools_fig_time_average:
     conda:
         "../envs/queue-routing.yaml"
     params:
+        draw="time_average",
         tail_fraction=SP["fluid"]["tail_fraction"],
     message:
         "Part C: stationary time-averaged deviation against r (tight vs escaping)"
@@ -405,6 +443,8 @@ rule serverpools_fig_fluid_limit:
         "logs/serverpools/serverpools_fig_fluid_limit.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="fluid_limit",
     message:
         "Part C: sup-distance of X^r/r from the fluid solution against r"
     script:

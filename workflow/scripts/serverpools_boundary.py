@@ -8,10 +8,10 @@ from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
-    p = snakemake.params.boundary
-    thetas = np.linspace(p["theta_min"], p["theta_max"], p["points"])
-    scan = boundary_scan(thetas, base=p["base"])
-    crossings = boundary_crossings(scan, base=p["base"], xtol=p["xtol"])
+    p = snakemake.params
+    thetas = np.linspace(p.theta_min, p.theta_max, p.points)
+    scan = boundary_scan(thetas, base=p.base)
+    crossings = boundary_crossings(scan, base=p.base, xtol=p.xtol)
     print(crossings.to_string())
     write_table(scan, snakemake.output.scan)
     write_table(crossings, snakemake.output.crossings)

@@ -10,15 +10,15 @@ from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
-    p = snakemake.params.covariance
+    p = snakemake.params
     runs = covariance_replications(
         "stable",
         solve_spp(example_system("stable")),
-        r=p["r"],
-        t_end=p["t_end"],
-        warmup=p["warmup"],
+        r=p.r,
+        horizon=p.horizon,
+        warmup=p.warmup,
         replications=parse_chunk(snakemake.wildcards.chunk).replications,
-        seed=snakemake.params.seed,
+        seed=p.seed,
     )
     write_table(runs, snakemake.output.runs)
 

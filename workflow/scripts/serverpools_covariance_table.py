@@ -11,11 +11,9 @@ from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
-    p = snakemake.params.covariance
+    p = snakemake.params
     runs = pd.concat([pd.read_csv(path) for path in snakemake.input.runs], ignore_index=True)
-    table = covariance_from_replications(
-        "stable", solve_spp(example_system("stable")), runs, r=p["r"]
-    )
+    table = covariance_from_replications("stable", solve_spp(example_system("stable")), runs, r=p.r)
     print(table.to_string())
     write_table(
         table,
@@ -23,7 +21,7 @@ def main(snakemake):
         snakemake.output.markdown,
         title=(
             f"Stable example: simulated stationary covariance of (X^r - r psi*)/sqrt(r) at "
-            f"r = {p['r']:g} ({p['replications']} replications, mean ± SE) vs the Lyapunov "
+            f"r = {p.r:g} ({p.replications} replications, mean ± SE) vs the Lyapunov "
             "solution of A_u S + S A_u^T + 2 diag(lambda) = 0"
         ),
         float_format="%.4g",

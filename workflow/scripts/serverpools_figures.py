@@ -1,4 +1,5 @@
-"""Draw one Part C figure from the pipeline's tables (thin adapter, dispatched on the rule)."""
+"""Draw one Part C figure from the pipeline's tables (thin adapter): the rule says which
+(``params.draw``) and names its inputs."""
 
 import pandas as pd
 
@@ -12,37 +13,65 @@ def _concat(paths):
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
+def _tree(snakemake):
+    example = snakemake.wildcards.example
+    rows = pd.read_csv(snakemake.input.rows)
+    instance = read_json(snakemake.input.instance)
+    return figures.tree_figure(instance, rows[rows["example"] == example], example)
+
+
+def _boundary(snakemake):
+    inp = snakemake.input
+    return figures.boundary_figure(pd.read_csv(inp.scan), pd.read_csv(inp.crossings))
+
+
+def _fluid(snakemake):
+    return figures.fluid_figure(_concat(snakemake.input.trajectories))
+
+
+def _deviation(snakemake):
+    averages = pd.read_csv(snakemake.input.averages)
+    # the derived warm-ups, under the published column name burn_in
+    warmups = {(row.example, float(row.r)): float(row.burn_in) for row in averages.itertuples()}
+    return figures.deviation_figure(pd.read_csv(snakemake.input.traces), warmups=warmups)
+
+
+def _time_average(snakemake):
+    inp = snakemake.input
+    fluid = _concat(inp.trajectories)
+    levels = fluid_limit_level(fluid, snakemake.params.tail_fraction)
+    growing = {
+        name
+        for name, df in fluid.groupby("example")
+        if df["norm_fluid"].iloc[-1] > df["norm_fluid"].iloc[0]
+    }  # the unstable examples: their fluid grows into a limit cycle
+    return figures.time_average_figure(
+        pd.read_csv(inp.averages),
+        pd.read_csv(inp.verdicts),
+        fluid_levels={k: v for k, v in levels.items() if k in growing},
+    )
+
+
+def _fluid_limit(snakemake):
+    inp = snakemake.input
+    return figures.fluid_limit_figure(pd.read_csv(inp.table), pd.read_csv(inp.slopes))
+
+
+DRAW = {
+    "tree": _tree,
+    "boundary": _boundary,
+    "fluid": _fluid,
+    "deviation": _deviation,
+    "time_average": _time_average,
+    "fluid_limit": _fluid_limit,
+}
+
+
 def _draw(snakemake):
-    inp, rule = snakemake.input, snakemake.rule
-    if rule == "serverpools_fig_tree":
-        example = snakemake.wildcards.example
-        rows = pd.read_csv(inp.rows)
-        instance = read_json(inp.instance)
-        return figures.tree_figure(instance, rows[rows["example"] == example], example)
-    if rule == "serverpools_fig_boundary":
-        return figures.boundary_figure(pd.read_csv(inp.scan), pd.read_csv(inp.crossings))
-    if rule == "serverpools_fig_fluid":
-        return figures.fluid_figure(_concat(inp.trajectories))
-    if rule == "serverpools_fig_deviation":
-        averages = pd.read_csv(inp.averages)
-        burn_in = {(row.example, float(row.r)): float(row.burn_in) for row in averages.itertuples()}
-        return figures.deviation_figure(pd.read_csv(inp.traces), burn_in=burn_in)
-    if rule == "serverpools_fig_time_average":
-        fluid = _concat(inp.trajectories)
-        levels = fluid_limit_level(fluid, snakemake.params.tail_fraction)
-        growing = {
-            name
-            for name, df in fluid.groupby("example")
-            if df["norm_fluid"].iloc[-1] > df["norm_fluid"].iloc[0]
-        }  # the unstable examples: their fluid grows into a limit cycle
-        return figures.time_average_figure(
-            pd.read_csv(inp.averages),
-            pd.read_csv(inp.verdicts),
-            fluid_levels={k: v for k, v in levels.items() if k in growing},
-        )
-    if rule == "serverpools_fig_fluid_limit":
-        return figures.fluid_limit_figure(pd.read_csv(inp.table), pd.read_csv(inp.slopes))
-    raise ValueError(f"no figure for rule {rule}")
+    draw = snakemake.params.draw
+    if draw not in DRAW:
+        raise ValueError(f"params.draw = {draw!r} is not one of {', '.join(DRAW)}")
+    return DRAW[draw](snakemake)
 
 
 run_figure_script(snakemake, _draw)  # noqa: F821

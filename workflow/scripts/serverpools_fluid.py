@@ -9,14 +9,14 @@ from queue_routing.workflow.scripts import run_script
 
 def main(snakemake):
     example = snakemake.wildcards.example
-    p = snakemake.params.fluid
+    p = snakemake.params
     rows = fluid_rows(
         example,
         solve_spp(example_system(example)),
-        perturbation=p["perturbation"],
-        t_end=p["t_end"],
-        points=p["points"],
-        seed=snakemake.params.seed,
+        perturbation=p.perturbation,
+        t_end=p.t_end,
+        points=p.points,
+        seed=p.seed,
     )
     write_table(rows, snakemake.output.trajectory)
 

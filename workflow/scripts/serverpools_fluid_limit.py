@@ -9,12 +9,10 @@ from queue_routing.workflow.scripts import run_script
 
 def main(snakemake):
     example = snakemake.wildcards.example
-    p = snakemake.params.fluid_limit
-    seed = snakemake.params.seed
+    p = snakemake.params
     solution = solve_spp(example_system(example))
-    start = p["start"][example]
     psi0, queues0 = fluid_limit_start(
-        example, solution, perturbation=start["perturbation"], settle=start["settle"], seed=seed
+        example, solution, perturbation=p.perturbation, settle=p.settle, seed=p.seed
     )
     rows = fluid_limit_runs(
         example,
@@ -22,11 +20,11 @@ def main(snakemake):
         int(snakemake.wildcards.r),
         psi0=psi0,
         queues0=queues0,
-        t_end=p["t_end"],
-        record_every=p["record_every"],
-        replications=p["replications"],
-        seed=seed,
-        max_step=p["max_step"],
+        t_end=p.t_end,
+        record_every=p.record_every,
+        replications=p.replications,
+        seed=p.seed,
+        max_step=p.max_step,
     )
     print(rows.to_string())
     write_table(rows, snakemake.output.rows)

@@ -8,19 +8,19 @@ from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
-    p = snakemake.params.search
+    p = snakemake.params
     chunk = parse_chunk(snakemake.wildcards.chunk)
-    sizes = search_sizes(p["max_classes"], p["max_pools"])
+    sizes = search_sizes(p.max_classes, p.max_pools)
     if chunk.items.stop > len(sizes):
         raise ValueError(f"chunk {chunk.label()}: there are only {len(sizes)} sizes")
     summaries = search_chunk(
-        snakemake.params.seed,
+        p.seed,
         [sizes[k] for k in chunk.items],
         chunk.replications,  # the samples
-        mu_range=p["mu_range"],
-        flow_range=p["flow_range"],
-        rho=p["rho"],
-        tol=p["tol"],
+        mu_range=p.mu_range,
+        flow_range=p.flow_range,
+        rho=p.rho,
+        tol=p.tol,
         workers=snakemake.threads,
     )
     write_json(summaries, snakemake.output.chunk)

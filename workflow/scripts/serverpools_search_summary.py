@@ -10,17 +10,17 @@ def _size(size):
 
 
 def main(snakemake):
-    p = snakemake.params.search
-    sizes = search_sizes(p["max_classes"], p["max_pools"])
+    p = snakemake.params
+    sizes = search_sizes(p.max_classes, p.max_pools)
     summary, record = search_tables_from_chunks(
-        snakemake.params.seed,
+        p.seed,
         sizes,
-        p["samples_per_size"],
+        p.samples_per_size,
         [read_json(path) for path in snakemake.input.chunks],
-        mu_range=p["mu_range"],
-        flow_range=p["flow_range"],
-        rho=p["rho"],
-        tol=p["tol"],
+        mu_range=p.mu_range,
+        flow_range=p.flow_range,
+        rho=p.rho,
+        tol=p.tol,
     )
     u, c = record["smallest_unstable_underloaded"], record["smallest_unstable_critical"]
     print(f"smallest unstable A_u: {_size(u)}; A_c: {_size(c)}")
@@ -29,7 +29,7 @@ def main(snakemake):
         snakemake.output.summary,
         snakemake.output.markdown,
         title=(
-            f"Instability search over {len(sizes)} sizes, {p['samples_per_size']} random trees "
+            f"Instability search over {len(sizes)} sizes, {p.samples_per_size} random trees "
             f"each: smallest unstable A_u {_size(u)}; A_c {_size(c)}"
         ),
     )

@@ -1,8 +1,8 @@
-"""Simulate one example at one scale r past its derived burn-in, one block of replications."""
+"""Simulate one example at one scale r past its derived warm-up, one block of replications."""
 
 from queue_routing.io import write_table
 from queue_routing.serverpools import solve_spp
-from queue_routing.serverpools.experiments import stochastic_burn_in, stochastic_runs
+from queue_routing.serverpools.experiments import stochastic_runs, stochastic_warmup
 from queue_routing.serverpools.instances import example_system
 from queue_routing.workflow.chunks import parse_chunk
 from queue_routing.workflow.scripts import run_script
@@ -13,14 +13,14 @@ def main(snakemake):
     r = int(snakemake.wildcards.r)
     p = snakemake.params
     solution = solve_spp(example_system(example))
-    burn_in = stochastic_burn_in(solution, r, margin=p.burn_in_margin)
-    print(f"{example} r={r}: derived burn-in {burn_in:.4g}, window {p.window:g}")
+    warmup = stochastic_warmup(solution, r, margin=p.warmup_margin)
+    print(f"{example} r={r}: derived warm-up {warmup:.4g}, horizon {p.horizon:g}")
     trace, summary = stochastic_runs(
         example,
         solution,
         r,
-        t_end=burn_in + p.window,
-        warmup=burn_in,
+        horizon=p.horizon,
+        warmup=warmup,
         record_every=p.record_every,
         replications=parse_chunk(snakemake.wildcards.chunk).replications,
         seed=p.seed,

@@ -15,7 +15,9 @@ def main(snakemake):
     p = snakemake.params
     traces = _concat(snakemake.input.traces)
     runs = _concat(snakemake.input.summaries).sort_values(["example", "r", "replication"])
-    averages = time_average_table(runs, level=p.level, confidence=p.confidence)
+    averages = time_average_table(
+        runs, stationarity_confidence=p.stationarity_confidence, confidence=p.confidence
+    )
     verdicts = scaling_verdicts(runs, averages, decades=p.fit_decades, confidence=p.confidence)
     print(averages.to_string())
     print(verdicts.to_string())
@@ -29,7 +31,7 @@ def main(snakemake):
             "Stationary time-averaged |diffusion-scaled deviation| against r (mean of "
             f"replications, ± half-width of the {p.confidence:.0%} t interval in mean_norm_ci; "
             "windows after the derived burn-in; stationary = the first-half/second-half test "
-            f"at level {p.level:g} does not flag the window)"
+            f"at level {1.0 - p.stationarity_confidence:g} does not flag the window)"
         ),
     )
     write_table(verdicts, snakemake.output.verdicts)

@@ -23,7 +23,7 @@ their own):
 - :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
 - :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
 - :mod:`.diffusion` -- the stationary covariance of the diffusion limit (Lyapunov) *;
-- :mod:`.stationarity` -- derived burn-in, the first-half / second-half stationarity test,
+- :mod:`.stationarity` -- derived warm-up, the first-half / second-half stationarity test,
   t intervals of means and of log-log slopes, the tight / escaping verdict *;
 - :mod:`.timeaverage` -- the stationary time average of one system at one scale (the
   ``serverpools simulate`` command) *;
@@ -32,8 +32,9 @@ their own):
 - :mod:`.experiments` -- the pipeline's experiments as tidy tables (pandas);
 - :mod:`.figures` -- the pipeline's figures (matplotlib).
 
-Times are in units of 1/mu. A run of the fluid model or of the simulator covers
-``[0, t_end]``; the simulator's time averages discard the initial ``[0, warmup)``.
+Times are in units of 1/mu. A fluid trajectory covers ``[0, t_end]``. A simulated run measures
+time averages over a window of length ``horizon`` after a discarded ``warmup``: it covers
+``[0, warmup + horizon]``.
 
 >>> sol = solve_spp(example_system("stable"))
 >>> round(sol.rho, 6), stability_verdict(sol).stable_underloaded
@@ -83,6 +84,7 @@ _EXPORTS = {
         "tree_instance",
     ),
     ".linear": (
+        "Analysis",
         "LinearStability",
         "a_critical",
         "a_underloaded",
@@ -91,6 +93,7 @@ _EXPORTS = {
         "critical_spectrum",
         "critical_spectrum_of",
         "critical_vector_field",
+        "eigenvalue_text",
         "flow_matrix",
         "load_balancing_map",
         "spectrum",
@@ -131,7 +134,7 @@ _EXPORTS = {
         "MeanInterval",
         "SlopeInterval",
         "StationarityCheck",
-        "derived_burn_in",
+        "derived_warmup",
         "halves_test",
         "mean_interval",
         "slope_interval",

@@ -12,8 +12,8 @@ illustrate its claims on our instances (:mod:`.instances`):
 * :func:`fluid_rows` -- the full fluid model from a perturbed equilibrium next to its
   linearisation (Theorems 3.1-3.2);
 * :func:`stochastic_runs`, :func:`time_average_table`, :func:`scaling_verdicts` -- the
-  diffusion-scaled deviation of the stochastic system after the derived burn-in
-  (:func:`stochastic_burn_in`), the stationarity test of each window, and whether the time
+  diffusion-scaled deviation of the stochastic system after the derived warm-up
+  (:func:`stochastic_warmup`), the stationarity test of each window, and whether the time
   average stays bounded in r (tight) or grows like sqrt(r) (escaping), read off slope
   intervals (:mod:`.stationarity`);
 * :func:`fluid_limit_start`, :func:`fluid_limit_runs`, :func:`fluid_limit_table`,
@@ -41,14 +41,14 @@ from ..seeding import rng_for
 from .diffusion import stationary_covariance
 from .fluid import fluid_trajectory, linearised_deviation
 from .instances import heterogeneity_family
-from .linear import stability_verdict
+from .linear import eigenvalue_text, stability_verdict
 from .model import ServerPoolSystem, SPPSolution
 from .search import SearchResult, SizeSummary, search_size
 from .simulation import simulate
 from .spp import solve_spp
 from .stationarity import (
-    DEFAULT_LEVEL,
-    derived_burn_in,
+    DEFAULT_STATIONARITY_CONFIDENCE,
+    derived_warmup,
     halves_test,
     mean_interval,
     slope_interval,
@@ -73,8 +73,8 @@ __all__ = [
     "search_sizes",
     "search_tables",
     "search_tables_from_chunks",
-    "stochastic_burn_in",
     "stochastic_runs",
+    "stochastic_warmup",
     "summarise_examples",
     "time_average_table",
 ]
@@ -325,22 +325,9 @@ def example_rows(name: str, system: ServerPoolSystem) -> pd.DataFrame:
     return df
 
 
-def _complex_text(values: pd.DataFrame) -> str:
-    """``0.236 ± 3.08i, -2.33``: eigenvalues (rows with value, imag) with conjugate pairs merged."""
-    out, skip = [], False
-    pairs = list(zip(values["value"], values["imag"], strict=True))
-    for k, (re, im) in enumerate(pairs):
-        if skip:
-            skip = False
-            continue
-        if abs(im) > 1e-12 and k + 1 < len(pairs) and np.isclose(pairs[k + 1][1], -im):
-            out.append(f"{re:.4g} ± {abs(im):.4g}i")
-            skip = True
-        elif abs(im) > 1e-12:
-            out.append(f"{re:.4g} {'+' if im > 0 else '-'} {abs(im):.4g}i")
-        else:
-            out.append(f"{re:.4g}")
-    return ", ".join(out)
+def _eigenvalues(rows: pd.DataFrame) -> str:
+    """Eigenvalue rows (``value``, ``imag``) as text, 4 significant digits."""
+    return eigenvalue_text(rows["value"], rows["imag"], digits=4)
 
 
 def instance_table(examples: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -371,8 +358,8 @@ def instance_table(examples: pd.DataFrame, verdicts: pd.DataFrame | None = None)
             ),
             "class duals nu_i": ", ".join(f"{v:.4g}" for v in part("class_dual")["value"]),
             "pool duals alpha_j": ", ".join(f"{v:.4g}" for v in part("pool_dual")["value"]),
-            "eigenvalues A_u": _complex_text(part("eigenvalue_underloaded")),
-            "eigenvalues A_c": _complex_text(part("eigenvalue_critical")),
+            "eigenvalues A_u": _eigenvalues(part("eigenvalue_underloaded")),
+            "eigenvalues A_c": _eigenvalues(part("eigenvalue_critical")),
             "max Re A_u": scalar("max_real_underloaded"),
             "max Re A_c": scalar("max_real_critical"),
             "fluid equilibrium (rho < 1)": (
@@ -554,13 +541,13 @@ def fluid_limit_level(fluid: pd.DataFrame, tail_fraction: float) -> dict[str, fl
 
 
 # -- 5. stochastic system --------------------------------------------------------------------
-def stochastic_burn_in(solution: SPPSolution, r: float, *, margin: float) -> float:
-    """The derived burn-in of a run of ``solution`` at scale r (:func:`.derived_burn_in`).
+def stochastic_warmup(solution: SPPSolution, r: float, *, margin: float) -> float:
+    """The derived warm-up of a run of ``solution`` at scale r (:func:`.derived_warmup`).
 
     Uses the leading real part of the spectrum of A_u (per unit time) and r; time units 1/mu.
     """
     gamma = stability_verdict(solution).max_real_underloaded
-    return derived_burn_in(gamma, r, margin=margin)
+    return derived_warmup(gamma, r, margin=margin)
 
 
 def _batch_columns(df: pd.DataFrame) -> list[str]:
@@ -573,7 +560,7 @@ def stochastic_runs(
     solution: SPPSolution,
     r: float,
     *,
-    t_end: float,
+    horizon: float,
     warmup: float,
     record_every: float,
     replications: int | Iterable[int],
@@ -582,9 +569,9 @@ def stochastic_runs(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Independent exact simulations of the r-th system started at the nominal point r psi*.
 
-    Each replication runs on ``[0, t_end]`` and averages over ``[warmup, t_end]`` (the
-    pipeline sets ``warmup`` to the derived burn-in, :func:`stochastic_burn_in`, and
-    ``t_end`` to it plus the window); replication k draws from the streams
+    Each replication runs on ``[0, warmup + horizon]`` and averages over the window
+    ``[warmup, warmup + horizon]`` (the pipeline sets ``warmup`` to the derived warm-up,
+    :func:`stochastic_warmup`); replication k draws from the streams
     :func:`~.simulation.replication_states` ``(seed, ("stochastic", example, int(r), k))``
     (``docs/README.md#random-numbers``). ``replications`` is their number ``R``
     (replications ``0..R-1``) or the indices to run (a block of a split study,
@@ -594,13 +581,14 @@ def stochastic_runs(
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
       the recording grid;
-    * ``summary``: one row per replication, ``example, r, replication, horizon`` (the
-      value of ``t_end``), ``burn_in`` (the value of ``warmup``), ``events, mean_norm``
-      (time average of |deviation| over [warmup, t_end]), ``rms_norm``,
+    * ``summary``: one row per replication, ``example, r, replication, horizon`` (the end
+      of the run, ``warmup + horizon``), ``burn_in`` (the value of ``warmup``), ``events,
+      mean_norm`` (time average of |deviation| over the window), ``rms_norm``,
       ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that waited) and, with
       ``batches`` = B > 0, ``batch_1 .. batch_B``: the time averages of |deviation| over B
       equal consecutive batches of the window (for :func:`.halves_test`). The column names
-      ``horizon`` and ``burn_in`` are those of the published tables.
+      ``horizon`` and ``burn_in`` (and their meanings) are those of the published tables,
+      whose bytes are kept: the column ``horizon`` is the run's end, not the argument.
     """
     traces, summaries = [], []
     indices = _replication_indices(replications)
@@ -609,11 +597,11 @@ def stochastic_runs(
         run = simulate(
             solution,
             r,
-            t_end,
-            record_every,
-            seed,
-            (STOCHASTIC_KEY, example, int(r), rep),
+            horizon=horizon,
             warmup=warmup,
+            record_every=record_every,
+            seed=seed,
+            keys=(STOCHASTIC_KEY, example, int(r), rep),
             batches=int(batches),
         )
         progress.advance(
@@ -634,8 +622,8 @@ def stochastic_runs(
             "example": example,
             "r": float(r),
             "replication": rep,
-            "horizon": float(t_end),
-            "burn_in": float(warmup),
+            "horizon": run.t_end,
+            "burn_in": run.warmup,
             "events": run.events,
             "mean_norm": run.mean_norm,
             "rms_norm": run.rms_norm,
@@ -652,17 +640,22 @@ def stochastic_runs(
 
 
 def time_average_table(
-    summary: pd.DataFrame, *, level: float = DEFAULT_LEVEL, confidence: float = 0.95
+    summary: pd.DataFrame,
+    *,
+    stationarity_confidence: float = DEFAULT_STATIONARITY_CONFIDENCE,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Per (example, r): the time averages over replications, intervals and stationarity.
 
     ``summary``: the per-replication rows of :func:`stochastic_runs` (with batch columns).
-    Columns: ``example, r, replications, horizon, burn_in`` (t_end and warmup, under the
-    column names of :func:`stochastic_runs`), ``window`` (horizon - burn_in), ``events``
+    Columns: ``example, r, replications, horizon, burn_in`` (the run's end warmup + horizon
+    and the warm-up, under the column names of :func:`stochastic_runs`), ``window``
+    (the measured window, horizon column - burn_in column), ``events``
     (total over replications), ``mean_norm, mean_norm_se, mean_norm_ci`` (mean of the
     replications' time averages of |deviation|, its SE and the half-width of its t interval
     at ``confidence``), ``rms_norm, rms_norm_se``, then the first-half / second-half test
-    of :func:`.halves_test` at ``level`` on the batch means: ``first_half, second_half,
+    of :func:`.halves_test` at ``stationarity_confidence`` on the batch means: ``first_half,
+    second_half,
     stationarity_t, stationarity_p, stationary`` (True unless the window is flagged).
     """
     batch_cols = _batch_columns(summary)
@@ -687,7 +680,7 @@ def time_average_table(
         row["mean_norm"], row["mean_norm_se"], row["mean_norm_ci"] = iv.mean, iv.se, iv.half_width
         rms = mean_interval(df["rms_norm"].to_numpy(float), confidence=confidence)
         row["rms_norm"], row["rms_norm_se"] = rms.mean, rms.se
-        check = halves_test(df[batch_cols].to_numpy(float), level=level)
+        check = halves_test(df[batch_cols].to_numpy(float), confidence=stationarity_confidence)
         row["first_half"], row["second_half"] = check.first_half, check.second_half
         row["stationarity_t"], row["stationarity_p"] = check.statistic, check.p_value
         row["stationary"] = check.stationary
@@ -840,10 +833,10 @@ def fluid_limit_runs(
         run = simulate(
             solution,
             r,
-            t_end,
-            record_every,
-            seed,
-            (FLUID_LIMIT_KEY, example, int(r), rep),
+            horizon=t_end,
+            record_every=record_every,
+            seed=seed,
+            keys=(FLUID_LIMIT_KEY, example, int(r), rep),
             initial_psi=psi0,
             initial_queues=queues0,
         )
@@ -933,7 +926,7 @@ def covariance_replications(
     solution: SPPSolution,
     *,
     r: float,
-    t_end: float,
+    horizon: float,
     warmup: float,
     replications: int | Iterable[int],
     seed: int,
@@ -942,11 +935,11 @@ def covariance_replications(
     chunk of :func:`covariance_table` (``replications``: their number ``R`` or the indices of
     a block, :mod:`queue_routing.workflow.chunks`).
 
-    Replication ``k`` runs on ``[0, t_end]``, draws from the streams
+    Replication ``k`` runs on ``[0, warmup + horizon]``, draws from the streams
     :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``
-    and averages over
-    ``[warmup, t_end]``. Columns: ``example, r, replication, class_i, class_k`` (numbered
-    from 1, every ordered pair), ``covariance`` (per unit r), ``events``.
+    and averages over the window ``[warmup, warmup + horizon]``. Columns: ``example, r,
+    replication, class_i, class_k`` (numbered from 1, every ordered pair), ``covariance``
+    (per unit r), ``events``.
     """
     indices = _replication_indices(replications)
     progress = Progress(len(indices), f"covariance {example} r={r:g}", logger=log)
@@ -955,11 +948,11 @@ def covariance_replications(
         run = simulate(
             solution,
             r,
-            t_end,
-            max(t_end / 100.0, 1e-3),
-            seed,
-            (COVARIANCE_KEY, example, int(r), rep),
+            horizon=horizon,
             warmup=warmup,
+            record_every=max((warmup + horizon) / 100.0, 1e-3),
+            seed=seed,
+            keys=(COVARIANCE_KEY, example, int(r), rep),
         )
         progress.advance(extra=f"{run.events} events")
         n = run.covariance.shape[0]
@@ -984,16 +977,17 @@ def covariance_table(
     solution: SPPSolution,
     *,
     r: float,
-    t_end: float,
+    horizon: float,
     warmup: float,
     replications: int,
     seed: int,
 ) -> pd.DataFrame:
     """Simulated stationary covariance of the scaled class totals vs the Lyapunov solution.
 
-    ``replications`` independent runs on ``[0, t_end]`` (run k draws from the streams
-    :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r), k))``)
-    each give the time-averaged covariance over [warmup, t_end]; the table compares their
+    ``replications`` independent runs on ``[0, warmup + horizon]`` (run k draws from the
+    streams :func:`~.simulation.replication_states` ``(seed, ("covariance", example, int(r),
+    k))``) each give the time-averaged covariance over the window [warmup, warmup +
+    horizon]; the table compares their
     mean (with SE = std / sqrt(n)) with Sigma solving ``A_u Sigma + Sigma A_u^T + 2
     diag(lambda) = 0``. The same as :func:`covariance_from_replications` of
     :func:`covariance_replications`.
@@ -1005,7 +999,13 @@ def covariance_table(
     if replications < 2:
         raise ValueError(f"need >= 2 replications for standard errors, got {replications}")
     runs = covariance_replications(
-        example, solution, r=r, t_end=t_end, warmup=warmup, replications=replications, seed=seed
+        example,
+        solution,
+        r=r,
+        horizon=horizon,
+        warmup=warmup,
+        replications=replications,
+        seed=seed,
     )
     return covariance_from_replications(example, solution, runs, r=r)
 

@@ -23,6 +23,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from ..plotting import GREY, PALETTE, lighten, new_figure, require_columns, styled
+from .linear import eigenvalue_text
 from .tree import adjacency
 
 __all__ = [
@@ -60,21 +61,11 @@ def _color(example: str, k: int) -> str:
 
 
 def _eigen_text(rows: pd.DataFrame) -> str:
-    """``0.236 ± 3.078i, -2.327`` from eigenvalue rows (``value``, ``imag``)."""
-    out, skip = [], False
-    pairs = list(zip(rows["value"].astype(float), rows["imag"].astype(float), strict=True))
-    for k, (re, im) in enumerate(pairs):
-        if skip:
-            skip = False
-            continue
-        if abs(im) > 1e-12 and k + 1 < len(pairs) and np.isclose(pairs[k + 1][1], -im):
-            out.append(f"{re:.3g} ± {abs(im):.3g}i")
-            skip = True
-        elif abs(im) > 1e-12:
-            out.append(f"{re:.3g} {'+' if im > 0 else '−'} {abs(im):.3g}i")
-        else:
-            out.append(f"{re:.3g}")
-    return ", ".join(out).replace("-", "−")
+    """``0.236 ± 3.08i, −2.33`` from eigenvalue rows (``value``, ``imag``): 3 significant
+    digits, Unicode minus (:func:`~.linear.eigenvalue_text`)."""
+    return eigenvalue_text(
+        rows["value"].astype(float), rows["imag"].astype(float), digits=3, unicode_minus=True
+    )
 
 
 def _num(x: float) -> str:
@@ -524,7 +515,7 @@ def deviation_figure(
     *,
     replication: int = 0,
     warmup: float | None = None,
-    burn_in: Mapping[tuple[str, float], float] | None = None,
+    warmups: Mapping[tuple[str, float], float] | None = None,
     max_curves: int | None = 3,
 ) -> tuple[Figure, str]:
     """|diffusion-scaled deviation| against time at several r, one panel per example.
@@ -532,8 +523,9 @@ def deviation_figure(
     ``traces``: :func:`.experiments.stochastic_runs` traces (``example, r, replication, time,
     norm``); only ``replication`` is drawn, and at most ``max_curves`` values of r (the
     smallest, the largest and evenly spread ones between; None: all). The end of the
-    burn-in (the time averages start there) is marked: one ``warmup`` for all, or per
-    ``(example, r)`` from ``burn_in`` (the derived burn-ins), in the colour of its r.
+    warm-up (the time averages start there) is marked: one ``warmup`` for all, or per
+    ``(example, r)`` from ``warmups`` (the derived warm-ups), in the colour of its r. (The
+    drawn texts call the warm-up "burn-in", as the published figures do.)
     """
     _require(traces, ["example", "r", "replication", "time", "norm"], "traces")
     sel = traces[traces["replication"] == replication]
@@ -566,7 +558,7 @@ def deviation_figure(
                 lw=0.9,
                 label=f"r = {_r_text(r)}",
             )
-            end = (burn_in or {}).get((name, r))
+            end = (warmups or {}).get((name, r))
             if end is not None and end > 0:
                 ax.axvline(end, color=colors[r], lw=0.9, ls=":")
         if warmup is not None and warmup > 0:
@@ -582,7 +574,7 @@ def deviation_figure(
     )
     marks = (
         " Dotted vertical lines: the end of each r's derived burn-in (time averages start there)."
-        if burn_in
+        if warmups
         else ""
     )
     caption = (

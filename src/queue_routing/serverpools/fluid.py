@@ -91,10 +91,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from ..checks import integer, time_length
+from ..errors import ArgumentError
 from .model import SPPSolution
 from .tree import RootedTree, rooted_tree
 
@@ -436,6 +439,20 @@ class FluidTrajectory:
     step: float
     solution: SPPSolution = field(repr=False, compare=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The trajectory as a JSON object (the arrays as nested lists, classes and pools in
+        array order; per unit r; times in units of 1/mu)."""
+        return {
+            "times": self.times.tolist(),
+            "psi": self.psi.tolist(),
+            "queues": self.queues.tolist(),
+            "totals": self.totals.tolist(),
+            "loads": self.loads.tolist(),
+            "deviation": self.deviation.tolist(),
+            "norm": self.norm.tolist(),
+            "step": float(self.step),
+        }
+
 
 def _edge_vector(solution: SPPSolution, value, name: str) -> np.ndarray:
     """An (I, J) array (zero off the basic tree) or a (K_b,) vector -> (K_b,) on the tree."""
@@ -556,21 +573,11 @@ def fluid_trajectory(
     """
     if not isinstance(solution, SPPSolution):
         raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
-    t_end = _number(t_end, "t_end")
-    if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be finite and > 0, got {t_end:g}")
-    if isinstance(n_points, bool) or not isinstance(n_points, int | np.integer):
-        raise ValueError(f"n_points must be an integer, got {n_points!r:.40}")
-    n_points = int(n_points)
-    if not 2 <= n_points <= FLUID_MAX_POINTS:
-        raise ValueError(f"n_points must be in [2, {FLUID_MAX_POINTS}], got {n_points}")
-    correctors = _correctors(correctors)
-    queue_level = _number(queue_level, "queue_level")
-    if not (np.isfinite(queue_level) and queue_level >= 0):
-        raise ValueError(f"queue_level must be finite and >= 0, got {queue_level:g}")
-    h_max = _default_step(solution) if max_step is None else _number(max_step, "max_step")
-    if not h_max > 0:
-        raise ValueError(f"max_step must be > 0, got {max_step}")
+    t_end = time_length("t_end", t_end)
+    n_points = integer("n_points", n_points, 2, FLUID_MAX_POINTS)
+    correctors = integer("correctors", correctors, 0, 100)
+    queue_level = _queue_level(queue_level)
+    h_max = _default_step(solution) if max_step is None else time_length("max_step", max_step)
     system = solution.system
     edges, order, pos, size, parent, parent_edge = _rooted(solution)
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
@@ -617,17 +624,17 @@ def fluid_trajectory(
     return _trajectory(solution, np.linspace(0.0, t_end, n_points), out_psi, out_q, h, queue_level)
 
 
-def _number(value, name: str) -> float:
-    """``value`` as a float, or one ``ValueError`` line naming ``name``."""
+def _queue_level(value: Any) -> float:
+    """The equilibrium queue per unit r: a finite number >= 0 (else one
+    :class:`~queue_routing.errors.ArgumentError` line naming ``queue_level``)."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ValueError(f"{name} must be a number, got {value!r:.40}")
-    return float(value)
-
-
-def _correctors(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value <= 100:
-        raise ValueError(f"correctors must be an integer in [0, 100], got {value!r:.40}")
-    return int(value)
+        raise ArgumentError(
+            "queue_level", f"queue_level must be a number, got {type(value).__name__}"
+        )
+    value = float(value)
+    if not (math.isfinite(value) and value >= 0):
+        raise ArgumentError("queue_level", f"queue_level must be finite and >= 0, got {value}")
+    return value
 
 
 def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTrajectory:
@@ -660,10 +667,10 @@ def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int 
     system = solution.system
     edges, order, pos, size, parent, parent_edge = _rooted(solution)
     mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
-    h = _number(h, "h")
-    if not (h > 0 and h * mu.max() < 2.0):
-        raise ValueError(f"h must be > 0 with h * max(mu) < 2, got h = {h:g}")
-    correctors = _correctors(correctors)
+    h = time_length("h", h)
+    if not h * mu.max() < 2.0:
+        raise ArgumentError("h", f"h must be > 0 with h * max(mu) < 2, got h = {h:g}")
+    correctors = integer("correctors", correctors, 0, 100)
     scale = fluid_units(solution)[0]
     psi_e = _edge_vector(solution, psi, "psi") / scale
     q = np.array(queues, dtype=float).reshape(system.n_classes) / scale

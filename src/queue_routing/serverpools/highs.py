@@ -136,6 +136,7 @@ def _feasible(lp: ScaledLP, z: np.ndarray) -> bool:
         and np.all(loads <= t * (1.0 + 1e-6))
     )
 
+
 def lp_solution(system: ServerPoolSystem, tol: float) -> tuple[SPPSolution, ScaledLP, float]:
     """An SPP optimum by HiGHS on the scaled LP, in the system's units; and t* = rho / S."""
     lp = scaled_lp(system)

@@ -34,17 +34,19 @@ Units: eigenvalues and entries of A_u, A_c are per unit time; psi, x per unit r.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .errors import NotUnderloadedError, ServerPoolError
-from .model import ServerPoolSystem, SPPSolution
+from .model import ServerPoolSystem, SPPSolution, check_tol
 from .spp import solve_spp
 from .tree import check_spanning_tree, peel_leaves
 
 __all__ = [
+    "Analysis",
     "LinearStability",
     "a_critical",
     "a_underloaded",
@@ -53,6 +55,7 @@ __all__ = [
     "critical_spectrum",
     "critical_spectrum_of",
     "critical_vector_field",
+    "eigenvalue_text",
     "flow_matrix",
     "load_balancing_map",
     "spectrum",
@@ -263,6 +266,60 @@ class LinearStability:
     rho: float = float("nan")
     regime: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: eigenvalues as ``[re, im]`` pairs, a non-finite number as ``None``
+        (``max_real_critical`` is ``-inf`` for one class)."""
+
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        return {
+            "eigenvalues_underloaded": _pairs(self.eigenvalues_underloaded),
+            "eigenvalues_critical": _pairs(self.eigenvalues_critical),
+            "max_real_underloaded": num(self.max_real_underloaded),
+            "max_real_critical": num(self.max_real_critical),
+            "stable_underloaded": bool(self.stable_underloaded),
+            "stable_critical": bool(self.stable_critical),
+            "structural_zeros_critical": int(self.structural_zeros_critical),
+            "rho": num(self.rho),
+            "regime": self.regime,
+        }
+
+
+def _pairs(eigenvalues: np.ndarray) -> list[list[float]]:
+    return [[float(w.real), float(w.imag)] for w in eigenvalues]
+
+
+def eigenvalue_text(
+    real: Iterable[float], imag: Iterable[float], *, digits: int = 4, unicode_minus: bool = False
+) -> str:
+    """Eigenvalues as text, with conjugate pairs merged: ``0.2357 ± 3.078i, -2.327``.
+
+    ``real``, ``imag``: the parts of each eigenvalue, in order (a pair is two consecutive
+    eigenvalues with opposite imaginary parts); ``digits``: significant digits of each part;
+    ``unicode_minus``: write every minus sign as U+2212 (for figures).
+
+    >>> eigenvalue_text([0.23571, 0.23571, -2.3271], [3.07812, -3.07812, 0.0])
+    '0.2357 ± 3.078i, -2.327'
+    >>> eigenvalue_text([-0.5], [1e-5], digits=3, unicode_minus=True)
+    '−0.5 + 1e−05i'
+    """
+    out, skip = [], False
+    pairs = list(zip(real, imag, strict=True))
+    for k, (re, im) in enumerate(pairs):
+        if skip:
+            skip = False
+            continue
+        if abs(im) > 1e-12 and k + 1 < len(pairs) and np.isclose(pairs[k + 1][1], -im):
+            out.append(f"{re:.{digits}g} ± {abs(im):.{digits}g}i")
+            skip = True
+        elif abs(im) > 1e-12:
+            out.append(f"{re:.{digits}g} {'+' if im > 0 else '-'} {abs(im):.{digits}g}i")
+        else:
+            out.append(f"{re:.{digits}g}")
+    text = ", ".join(out)
+    return text.replace("-", "−") if unicode_minus else text
+
 
 def stability_verdict(
     system_or_solution: ServerPoolSystem | SPPSolution, *, tol: float = 1e-9
@@ -284,10 +341,7 @@ def stability_verdict(
     >>> bool(v.eigenvalues_critical[0] == 0), round(v.max_real_critical, 6), v.stable_critical
     (True, -1.5, True)
     """
-    if isinstance(tol, bool) or not isinstance(tol, int | float | np.integer | np.floating):
-        raise ServerPoolError(f"tol must be a number in [0, 0.01], got {type(tol).__name__}")
-    if not 0.0 <= float(tol) <= 0.01:
-        raise ServerPoolError(f"tol = {float(tol):g} is out of range; allowed: [0, 0.01]")
+    tol = check_tol(tol)
     solution = _as_solution(system_or_solution)
     eig_u = spectrum(a_underloaded(solution))
     eig_c, others = critical_spectrum(solution)
@@ -344,12 +398,47 @@ def critical_vector_field(
     return underloaded_vector_field(solution, x - q[..., None])
 
 
-def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
-    """The JSON object of ``queue-routing serverpools analyze``.
+@dataclass(frozen=True)
+class Analysis:
+    """The result of :func:`analyze`: the SPP solution and the local stability of the
+    underloaded fluid equilibrium; :meth:`to_dict` is the JSON object of ``queue-routing
+    serverpools analyze``."""
 
-    ``{"rho", "flows": [{"class", "pool", "rate"}] (basic activities, numbered from 1),
-    "eigenvalues_underloaded": [[re, im], ...], "eigenvalues_critical": [[re, im], ...]
-    (including the structural zero), "stable_underloaded"}``.
+    solution: SPPSolution
+    stability: LinearStability
+
+    @property
+    def rho(self) -> float:
+        """The SPP optimum (dimensionless busy fraction)."""
+        return float(self.solution.rho)
+
+    @property
+    def stable_underloaded(self) -> bool:
+        """Local stability of the underloaded fluid equilibrium (Theorem 3.1)."""
+        return bool(self.stability.stable_underloaded)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"rho", "flows": [{"class", "pool", "rate"}] (basic activities, numbered from 1),
+        "eigenvalues_underloaded": [[re, im], ...], "eigenvalues_critical": [[re, im], ...]
+        (including the structural zero), "stable_underloaded"}``."""
+        solution, verdict = self.solution, self.stability
+        return {
+            "rho": float(solution.rho),
+            "flows": [
+                {"class": int(i) + 1, "pool": int(j) + 1, "rate": float(solution.flows[i, j])}
+                for i, j in solution.basic
+            ],
+            "eigenvalues_underloaded": _pairs(verdict.eigenvalues_underloaded),
+            "eigenvalues_critical": _pairs(verdict.eigenvalues_critical),
+            "stable_underloaded": bool(verdict.stable_underloaded),
+        }
+
+
+def analyze(system: ServerPoolSystem | dict[str, Any]) -> Analysis:
+    """The SPP solution and the local stability of the underloaded fluid equilibrium
+    (``queue-routing serverpools analyze`` prints :meth:`Analysis.to_dict`).
+
+    ``system``: a :class:`~.model.ServerPoolSystem` or its JSON object.
 
     Only for underloaded systems: ``stable_underloaded`` is the local stability of the
     underloaded fluid equilibrium (Theorem 3.1), which exists only for rho < 1, so a system
@@ -368,7 +457,7 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
     ...         "activities": [{"class": 1, "pool": 1, "rate": 0.8}],
     ...     }
     ... )
-    >>> round(out["rho"], 6), out["eigenvalues_underloaded"], out["stable_underloaded"]
+    >>> round(out.rho, 6), out.to_dict()["eigenvalues_underloaded"], out.stable_underloaded
     (0.5, [[-0.8, 0.0]], True)
     """
     if isinstance(system, dict):
@@ -380,18 +469,4 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> dict[str, Any]:
             "the fluid equilibrium that analyze linearises exists only for rho < 1 "
             "(add capacity or reduce the arrival rates)",
         )
-    verdict = stability_verdict(solution)
-    return {
-        "rho": float(solution.rho),
-        "flows": [
-            {"class": int(i) + 1, "pool": int(j) + 1, "rate": float(solution.flows[i, j])}
-            for i, j in solution.basic
-        ],
-        "eigenvalues_underloaded": [
-            [float(w.real), float(w.imag)] for w in verdict.eigenvalues_underloaded
-        ],
-        "eigenvalues_critical": [
-            [float(w.real), float(w.imag)] for w in verdict.eigenvalues_critical
-        ],
-        "stable_underloaded": bool(verdict.stable_underloaded),
-    }
+    return Analysis(solution=solution, stability=stability_verdict(solution))

@@ -19,9 +19,10 @@ LQFS-LB:
 
 Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
 ``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
-r, 0 when underloaded), sampled on a regular grid, and exact time averages over
-``[warmup, t_end]`` of the deviation, its outer product and its norm. A run covers
-``[0, t_end]`` (``t_end`` counted from time 0, including the discarded ``[0, warmup)``).
+r, 0 when underloaded), sampled on a regular grid, and exact time averages over the measured
+window ``[warmup, warmup + horizon]`` of the deviation, its outer product and its norm. A run
+is one trajectory on ``[0, t_end]``, ``t_end = warmup + horizon`` (the discarded warm-up
+``[0, warmup)`` included).
 
 Random numbers (``docs/README.md#random-numbers``): a run draws from the three named streams
 :data:`STREAMS` of :func:`replication_states`, ``stream_states(seed, "serverpools-simulate",
@@ -46,10 +47,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from ..checks import integer, nonnegative_int, positive, time_length
+from ..errors import ArgumentError
 from ..rng import next_uniform
 from ..seeding import stream_states
 from .model import SPPSolution
@@ -327,17 +331,24 @@ def _kernel(
 class SimulationRun:
     """One simulated path of the r-th system (module docstring).
 
+    A single trajectory, not a replicated estimate: it has no ``ci95`` or ``standard_error``
+    (its time averages are autocorrelated in time). Intervals come from independent runs:
+    :func:`~.timeaverage.time_average` (a :class:`~queue_routing.stats.Replicated`
+    :class:`~.timeaverage.TimeAverageEstimate`) and the pipeline's experiments.
+
     Attributes
     ----------
     r:
         The scale.
-    t_end, warmup:
-        The run covers ``[0, t_end]``; time averages are over ``[warmup, t_end]`` (units of
-        1/mu).
+    horizon, warmup:
+        Time averages are over the measured window ``[warmup, warmup + horizon]``; the
+        warm-up ``[0, warmup)`` is discarded (units of 1/mu). The run covers ``[0, t_end]``,
+        :attr:`t_end` ``= warmup + horizon``.
     seed, keys:
         The random streams :func:`replication_states` ``(seed, keys)``.
     times:
-        Recording grid ``0, record_every, ...`` up to t_end, shape ``(T,)``.
+        Recording grid ``0, record_every, ...`` up to t_end (warm-up included), shape
+        ``(T,)``.
     deviation:
         ``(X_i(t) - r x*_i) / sqrt(r)`` on the grid, shape ``(T, I)``.
     norm:
@@ -347,13 +358,13 @@ class SimulationRun:
     wall_seconds:
         Wall-clock time of the compiled kernel.
     mean, second_moment, covariance:
-        Exact time averages over ``[warmup, t_end]`` of the deviation ``(I,)``, of its outer
+        Exact time averages over the window of the deviation ``(I,)``, of its outer
         product ``(I, I)``, and ``second_moment - mean mean^T``.
     mean_norm, rms_norm:
         Time averages of |deviation| and sqrt of the time average of |deviation|^2.
     batch_mean_norm:
-        Time averages of |deviation| over the B equal consecutive batches of
-        ``[warmup, t_end]`` (``batches`` of :func:`simulate`), shape ``(B,)``; their mean
+        Time averages of |deviation| over the B equal consecutive batches of the window
+        (``batches`` of :func:`simulate`), shape ``(B,)``; their mean
         is ``mean_norm``.
     arrivals, departures:
         Counts per class, shape ``(I,)``.
@@ -374,7 +385,7 @@ class SimulationRun:
     """
 
     r: float
-    t_end: float
+    horizon: float
     warmup: float
     seed: int
     keys: tuple
@@ -403,6 +414,11 @@ class SimulationRun:
     solution: SPPSolution = field(repr=False, compare=False)
 
     @property
+    def t_end(self) -> float:
+        """End of the run, ``warmup + horizon`` (time units, counted from 0)."""
+        return self.warmup + self.horizon
+
+    @property
     def events_per_second(self) -> float:
         return self.events / self.wall_seconds if self.wall_seconds > 0 else float("inf")
 
@@ -410,6 +426,35 @@ class SimulationRun:
     def totals(self) -> np.ndarray:
         """Final X_i = sum_j Z_ij + Q_i."""
         return self.busy.sum(axis=1) + self.queues
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run as a JSON object: its settings, the time averages over the window, the
+        counts and the final state (classes and pools in array order; the recorded trace
+        ``times``, ``deviation`` under those keys; no wall-clock time, so the object is a
+        function of the arguments alone)."""
+        return {
+            "r": float(self.r),
+            "horizon": float(self.horizon),
+            "warmup": float(self.warmup),
+            "seed": int(self.seed),
+            "keys": [k if isinstance(k, str) else int(k) for k in self.keys],
+            "events": int(self.events),
+            "mean": self.mean.tolist(),
+            "covariance": self.covariance.tolist(),
+            "mean_norm": float(self.mean_norm),
+            "rms_norm": float(self.rms_norm),
+            "batch_mean_norm": self.batch_mean_norm.tolist(),
+            "arrivals": self.arrivals.tolist(),
+            "departures": self.departures.tolist(),
+            "busy": self.busy.tolist(),
+            "queues": self.queues.tolist(),
+            "n_servers": self.n_servers.tolist(),
+            "violations": int(self.violations),
+            "ties": int(self.ties),
+            "queued": int(self.queued),
+            "times": self.times.tolist(),
+            "deviation": self.deviation.tolist(),
+        }
 
 
 def replication_states(seed: int, keys: tuple) -> np.ndarray:
@@ -487,19 +532,19 @@ def initial_state(
 def simulate(
     solution: SPPSolution,
     r: float,
-    t_end: float,
+    *,
+    horizon: float,
+    warmup: float = 0.0,
     record_every: float,
     seed: int,
     keys: tuple = (),
-    *,
-    warmup: float = 0.0,
     queue_level: float = 0.0,
     initial_psi=None,
     initial_queues=None,
     check: bool = False,
     batches: int = 0,
 ) -> SimulationRun:
-    """Simulate the r-th system under LQFS-LB on [0, t_end] (module docstring).
+    """Simulate the r-th system under LQFS-LB on [0, warmup + horizon] (module docstring).
 
     Parameters
     ----------
@@ -507,15 +552,16 @@ def simulate(
         SPP solution: its basic tree is the activity set and psi* the centring.
     r:
         Scale: arrival rates r lambda_i, pool sizes round(r beta_j).
-    t_end, record_every:
-        End time of the run, counted from time 0 (so it includes the warm-up), and the
-        recording step, in units of 1/mu.
+    horizon, warmup:
+        The measured window ``[warmup, warmup + horizon]`` of the time averages; the warm-up
+        ``[0, warmup)`` is simulated and discarded (units of 1/mu). The run ends at
+        ``t_end = warmup + horizon``.
+    record_every:
+        The recording step of the trace (from time 0, warm-up included), in units of 1/mu.
     seed, keys:
         The run draws from the streams :func:`replication_states` ``(seed, keys)``, i.e.
         ``stream_states(seed, SIMULATE_KEY, *keys, streams=STREAMS)``; put the replication
         index last in ``keys``.
-    warmup:
-        Time averages are taken over ``[warmup, t_end]``; ``[0, warmup)`` is discarded.
     queue_level:
         Equilibrium queue per unit r in the centring x*_i = psi*_i + queue_level.
     initial_psi, initial_queues:
@@ -524,7 +570,7 @@ def simulate(
     check:
         Check the invariants after every event (slower; for tests).
     batches:
-        Number B >= 0 of equal consecutive batches of ``[warmup, t_end]`` whose time averages
+        Number B >= 0 of equal consecutive batches of the window whose time averages
         of |deviation| are recorded (``batch_mean_norm``; the stationarity test of
         :mod:`.stationarity`); 0: none.
 
@@ -534,30 +580,30 @@ def simulate(
 
     >>> from queue_routing.serverpools import ServerPoolSystem, solve_spp
     >>> sol = solve_spp(ServerPoolSystem([1.2], [3.0], [[0.8]]))
-    >>> run = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
+    >>> run = simulate(sol, r=50, horizon=2.0, record_every=0.5, seed=1, keys=("doc",))
     >>> run.times.tolist(), run.n_servers.tolist(), run.deviation[0].tolist()
     ([0.0, 0.5, 1.0, 1.5, 2.0], [150], [0.0])
     >>> bool(run.events == run.arrivals.sum() + run.departures.sum())
     True
     >>> bool((run.totals == run.initial_totals + run.arrivals - run.departures).all())
     True
-    >>> again = simulate(sol, r=50, t_end=2.0, record_every=0.5, seed=1, keys=("doc",))
+    >>> again = simulate(sol, r=50, horizon=2.0, record_every=0.5, seed=1, keys=("doc",))
     >>> bool((again.deviation == run.deviation).all())  # (seed, keys) fix the streams
     True
     """
     if not isinstance(solution, SPPSolution):
         raise TypeError(f"expected an SPPSolution, got {type(solution).__name__}")
-    r = float(r)
-    if not (np.isfinite(r) and r > 0):
-        raise ValueError(f"r must be finite and > 0, got {r}")
-    if not (np.isfinite(t_end) and t_end > 0):
-        raise ValueError(f"t_end must be finite and > 0, got {t_end}")
-    if not (record_every > 0):
-        raise ValueError(f"record_every must be > 0, got {record_every}")
-    if not 0 <= warmup < t_end:
-        raise ValueError(f"warmup must be in [0, t_end), got {warmup}")
-    if isinstance(batches, bool) or not isinstance(batches, int | np.integer) or batches < 0:
-        raise ValueError(f"batches must be an integer >= 0, got {batches!r:.40}")
+    r = positive("r", r)
+    horizon = time_length("horizon", horizon)
+    warmup = time_length("warmup", warmup, allow_zero=True)
+    record_every = time_length("record_every", record_every)
+    seed = nonnegative_int("seed", seed)
+    batches = integer("batches", batches, 0)
+    t_end = warmup + horizon
+    if not (math.isfinite(t_end) and t_end > warmup):
+        raise ArgumentError(
+            "horizon", f"horizon {horizon:g} after warmup {warmup:g} ends at no later finite time"
+        )
     system = solution.system
     edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
     n_i, n_j = system.n_classes, system.n_pools
@@ -600,9 +646,9 @@ def simulate(
         q,
         target,
         1.0 / np.sqrt(r),
-        float(t_end),
-        float(record_every),
-        float(warmup),
+        t_end,
+        record_every,
+        warmup,
         bool(check),
         out_dev,
         acc_mean,
@@ -614,7 +660,7 @@ def simulate(
         departures,
     )
     wall = time.perf_counter() - start
-    span = float(t_end) - float(warmup)
+    span = t_end - warmup
     mean = acc_mean / span
     second = acc_outer / span
     busy = np.zeros((n_i, n_j), dtype=np.int64)
@@ -627,11 +673,11 @@ def simulate(
         )
     return SimulationRun(
         r=r,
-        t_end=float(t_end),
-        warmup=float(warmup),
-        seed=int(seed),
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
         keys=tuple(keys),
-        times=np.arange(n_rec) * float(record_every),
+        times=np.arange(n_rec) * record_every,
         deviation=out_dev,
         norm=np.linalg.norm(out_dev, axis=1),
         events=int(counters[_EVENTS]),

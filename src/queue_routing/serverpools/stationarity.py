@@ -1,11 +1,11 @@
-"""Time averages with evidence: derived burn-in, a stationarity test, intervals, slopes (ours).
+"""Time averages with evidence: derived warm-up, a stationarity test, intervals, slopes (ours).
 
 The paper's non-tightness claim is about *stationary* distributions, so every time average
 of the diffusion-scaled deviation that the pipeline reports must come from a window that is
 past the transient of its start. Four small pure functions (``docs/serverpools.md``,
 "Stationarity, intervals and the verdict"):
 
-* :func:`derived_burn_in` -- the burn-in from the linearisation and the scale r: a stable
+* :func:`derived_warmup` -- the warm-up from the linearisation and the scale r: a stable
   equilibrium (leading real part gamma < 0) forgets the nominal start like exp(2 gamma t)
   (the covariance of the Ornstein-Uhlenbeck limit); an unstable one (gamma > 0) needs
   ln(sqrt(r)) / gamma to grow from the diffusion scale to the fluid scale, then the same
@@ -13,7 +13,8 @@ past the transient of its start. Four small pure functions (``docs/serverpools.m
 * :func:`halves_test` -- the first-half / second-half test with batch means: the window of
   every replication is cut into an even number of equal batches; the difference of the two
   halves' means, pooled over replications, is compared with its standard error from the
-  spread of the batch means inside the halves (Student t);
+  spread of the batch means inside the halves (Student t), at a ``confidence`` level (0.99:
+  a stationary window is flagged with probability 0.01);
 * :func:`mean_interval` -- mean of independent replications with its Student-t interval;
 * :func:`slope_interval` and :func:`slope_verdict` -- the slope of log10(time average)
   against log10(r) with its interval (per-replication slopes) and the verdict read off that
@@ -33,16 +34,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import confidence_level, positive
+from ..errors import ArgumentError
 from ..stats import t_cdf, t_quantile
 
 __all__ = [
-    "DEFAULT_BURN_IN_MARGIN",
-    "DEFAULT_LEVEL",
+    "DEFAULT_STATIONARITY_CONFIDENCE",
+    "DEFAULT_WARMUP_MARGIN",
     "VERDICTS",
     "MeanInterval",
     "SlopeInterval",
     "StationarityCheck",
-    "derived_burn_in",
+    "derived_warmup",
     "halves_test",
     "mean_interval",
     "slope_interval",
@@ -50,10 +53,10 @@ __all__ = [
 ]
 
 #: e-folds of the leading mode allowed for settling (ln 1000: the transient's weight 1e-3).
-DEFAULT_BURN_IN_MARGIN = math.log(1000.0)
-#: Level of the stationarity test (two-sided): a stationary window is flagged with this
-#: probability.
-DEFAULT_LEVEL = 0.01
+DEFAULT_WARMUP_MARGIN = math.log(1000.0)
+#: Confidence level of the stationarity test (two-sided): a stationary window is flagged with
+#: probability 1 - confidence (0.01).
+DEFAULT_STATIONARITY_CONFIDENCE = 0.99
 #: The verdicts of :func:`slope_verdict`.
 VERDICTS = (
     "tight",
@@ -64,24 +67,15 @@ VERDICTS = (
 )
 
 
-def _positive(value: float, name: str) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be finite and > 0, got {value:g}")
-    return value
-
-
-def derived_burn_in(
-    growth_rate: float, r: float, *, margin: float = DEFAULT_BURN_IN_MARGIN
-) -> float:
-    """Burn-in (time units of 1/mu) of a run started at the nominal point r x*.
+def derived_warmup(growth_rate: float, r: float, *, margin: float = DEFAULT_WARMUP_MARGIN) -> float:
+    """Warm-up (time units of 1/mu) of a run started at the nominal point r x*.
 
     ``growth_rate``: gamma, the largest real part of the spectrum of A_u (per unit time,
     :func:`~.linear.stability_verdict`); ``r``: the scale; ``margin``: e-folds m >= 0.
 
     * gamma < 0 (stable): the diffusion-scaled deviation starts at 0 and its covariance
       approaches the stationary Sigma like ``Sigma - exp(A_u t) Sigma exp(A_u^T t)``, i.e.
-      like exp(2 gamma t); burn-in ``m / (2 |gamma|)`` leaves a weight exp(-m). Independent
+      like exp(2 gamma t); warm-up ``m / (2 |gamma|)`` leaves a weight exp(-m). Independent
       of r.
     * gamma > 0 (unstable): noise of diffusion size O(1) grows like exp(gamma t) until it
       reaches the fluid scale O(sqrt(r)), which takes ``ln(sqrt(r)) / gamma``; then m
@@ -90,18 +84,20 @@ def derived_burn_in(
     ``docs/serverpools.md`` ("Stationarity, intervals and the verdict"). Whether the window
     after it is stationary is then tested, not assumed (:func:`halves_test`).
 
-    >>> round(derived_burn_in(-1.0, 1e4, margin=math.log(1000)), 3)  # ln(1000) / 2
+    >>> round(derived_warmup(-1.0, 1e4, margin=math.log(1000)), 3)  # ln(1000) / 2
     3.454
-    >>> round(derived_burn_in(0.5, 1e4, margin=math.log(1000)), 3)  # (ln(100) + ln(1000)) / 0.5
+    >>> round(derived_warmup(0.5, 1e4, margin=math.log(1000)), 3)  # (ln(100) + ln(1000)) / 0.5
     23.026
     """
     gamma = float(growth_rate)
     if not math.isfinite(gamma) or gamma == 0.0:
-        raise ValueError(f"growth rate must be finite and non-zero, got {gamma:g}")
-    r = _positive(r, "r")
+        raise ArgumentError(
+            "growth_rate", f"growth_rate must be finite and non-zero, got {gamma:g}"
+        )
+    r = positive("r", r)
     margin = float(margin)
     if not (math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be finite and >= 0, got {margin:g}")
+        raise ArgumentError("margin", f"margin must be finite and >= 0, got {margin:g}")
     if gamma < 0:
         return margin / (2.0 * -gamma)
     return (max(math.log(r), 0.0) / 2.0 + margin) / gamma
@@ -114,8 +110,9 @@ class StationarityCheck:
     ``first_half``, ``second_half``: means over replications of the time average over each
     half of the window; ``difference`` = second - first; ``se``: its standard error from the
     batch means; ``statistic`` = difference / se; ``dof``: degrees of freedom of the t
-    reference; ``p_value`` (two-sided); ``level``; ``stationary``: ``p_value >= level``;
-    ``batches`` per replication and ``replications``.
+    reference; ``p_value`` (two-sided); ``confidence``: the test's confidence level;
+    ``stationary``: ``p_value >= 1 - confidence`` (the window is not flagged); ``batches`` per
+    replication and ``replications``.
     """
 
     first_half: float
@@ -125,13 +122,15 @@ class StationarityCheck:
     statistic: float
     dof: int
     p_value: float
-    level: float
+    confidence: float
     stationary: bool
     batches: int
     replications: int
 
 
-def halves_test(batch_means, *, level: float = DEFAULT_LEVEL) -> StationarityCheck:
+def halves_test(
+    batch_means, *, confidence: float = DEFAULT_STATIONARITY_CONFIDENCE
+) -> StationarityCheck:
     """First-half / second-half test with batch means (``docs/serverpools.md``).
 
     ``batch_means``: shape ``(K, B)``: for each of K independent replications, the time
@@ -141,10 +140,10 @@ def halves_test(batch_means, *, level: float = DEFAULT_LEVEL) -> StationarityChe
     the correlation time, so their means are nearly independent) D_k has mean 0 and
     variance ``2 s^2 / m``, s^2 the pooled within-half variance of the batch means
     (2K(m - 1) degrees of freedom). The statistic ``mean_k D_k / sqrt(2 s^2 / (m K))`` is
-    compared with Student's t two-sided at ``level``: ``stationary`` is False (the window
-    is flagged) when ``p < level``. A window that still carries the transient of the start
-    (growth towards a limit cycle, decay towards a stationary law) has halves that differ
-    by far more than the batch means scatter.
+    compared with Student's t two-sided at significance ``1 - confidence``: ``stationary``
+    is False (the window is flagged) when ``p < 1 - confidence``. A window that still
+    carries the transient of the start (growth towards a limit cycle, decay towards a
+    stationary law) has halves that differ by far more than the batch means scatter.
 
     Zero spread (constant batches) counts as stationary only if the halves are equal.
 
@@ -165,9 +164,8 @@ def halves_test(batch_means, *, level: float = DEFAULT_LEVEL) -> StationarityChe
         raise ValueError(f"need >= 1 replication and an even number >= 4 of batches, got {x.shape}")
     if not np.all(np.isfinite(x)):
         raise ValueError("batch means must be finite")
-    level = float(level)
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level:g}")
+    confidence = confidence_level(confidence)
+    significance = 1.0 - confidence
     m = b // 2
     first, second = x[:, :m], x[:, m:]
     h1, h2 = first.mean(axis=1), second.mean(axis=1)
@@ -190,8 +188,8 @@ def halves_test(batch_means, *, level: float = DEFAULT_LEVEL) -> StationarityChe
         statistic=float(stat),
         dof=int(dof),
         p_value=p,
-        level=level,
-        stationary=bool(p >= level),
+        confidence=confidence,
+        stationary=bool(p >= significance),
         batches=int(b),
         replications=int(k),
     )
@@ -219,13 +217,6 @@ class MeanInterval:
         return self.mean + self.half_width
 
 
-def _confidence(confidence: float) -> float:
-    confidence = float(confidence)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence:g}")
-    return confidence
-
-
 def mean_interval(values, *, confidence: float = 0.95) -> MeanInterval:
     """The mean of ``values`` (independent replications) with its t interval.
 
@@ -233,7 +224,7 @@ def mean_interval(values, *, confidence: float = 0.95) -> MeanInterval:
     >>> iv.mean, round(iv.se, 6), round(iv.half_width, 4)  # t(0.975, 2) = 4.3027
     (2.0, 0.57735, 2.4841)
     """
-    confidence = _confidence(confidence)
+    confidence = confidence_level(confidence)
     x = np.asarray(values, dtype=float).reshape(-1)
     if x.size == 0 or not np.all(np.isfinite(x)):
         raise ValueError("need at least one finite value")
@@ -281,7 +272,7 @@ def slope_interval(r: Sequence[float], values, *, confidence: float = 0.95) -> S
     >>> round(s.slope, 3), s.verdict
     (0.5, 'escaping')
     """
-    confidence = _confidence(confidence)
+    confidence = confidence_level(confidence)
     x = np.log10(np.asarray(r, dtype=float))
     y = np.asarray(values, dtype=float)
     if y.ndim != 2 or y.shape[1] != x.size:

@@ -3,7 +3,7 @@
 The JSON schema ``workflow/schemas/config.schema.yaml`` types, ranges and describes every
 key; :func:`validate_config` first rejects keys that were renamed (:data:`RENAMED_KEYS`)
 or replaced (:data:`REPLACED_KEYS`), then checks a config against the schema and applies
-the cross-key rules a JSON schema cannot express (``first <= last``, ``warmup < t_end``,
+the cross-key rules a JSON schema cannot express (``first <= last``, ``warmup < horizon``,
 ...). The first problem found is raised as a :class:`ConfigError` whose message is a single
 line naming the dotted key, the offending value and what is allowed, e.g.::
 
@@ -12,7 +12,10 @@ line naming the dotted key, the offending value and what is allowed, e.g.::
 
 (printed on one line), or for a renamed key::
 
-    serverpools.covariance.burn_in: renamed to serverpools.covariance.warmup
+    serverpools.stochastic.window: renamed to serverpools.stochastic.horizon
+
+The tables of renamed and replaced keys are generic (dotted paths, any part): a part that
+renames a key adds one entry, and a config that still sets the old key stops with that line.
 
 The Snakefile calls it before any rule is defined, so an invalid config never starts a job
 nor creates an output directory.
@@ -41,35 +44,45 @@ __all__ = [
     "validate_config",
 ]
 
-#: Keys that were renamed, old dotted path -> new dotted path. A config (default, any
-#: ``--configfile`` or ``--config``) that still sets an old key stops with one line naming
-#: the new key, before the schema check (which would only call it an unknown key).
+#: Keys that were renamed, old dotted path -> new dotted path (same value, same meaning). A
+#: config (default, any ``--configfile`` or ``--config``) that still sets an old key stops with
+#: one line naming the new key, before the schema check (which would only call it an unknown
+#: key).
 RENAMED_KEYS: dict[str, str] = {
-    # Part C: a run covers [0, t_end] and its time averages discard [0, warmup).
-    "serverpools.covariance.horizon": "serverpools.covariance.t_end",
+    # Part C: a measured window is `horizon` time units after a `warmup`.
+    "serverpools.stochastic.window": "serverpools.stochastic.horizon",
+    "serverpools.stochastic.burn_in_margin": "serverpools.stochastic.warmup_margin",
     "serverpools.covariance.burn_in": "serverpools.covariance.warmup",
+    # Part C: a fluid trajectory covers [0, t_end].
     "serverpools.fluid.stable.t_max": "serverpools.fluid.stable.t_end",
     "serverpools.fluid.unstable.t_max": "serverpools.fluid.unstable.t_end",
 }
 
 
-#: Keys that were replaced by keys of another meaning, old dotted path -> what to set instead
-#: (reported like a renamed key: one line, before the schema check).
+#: Keys that were replaced by keys of another meaning or value, old dotted path -> what to set
+#: instead (reported like a renamed key: one line naming the new key, before the schema check).
 REPLACED_KEYS: dict[str, str] = {
-    # Part C's stationary time averages (issue 16): the burn-in is derived from the
-    # linearisation and r, the run length is that burn-in plus a window, and the verdict
-    # reads slope intervals instead of a threshold.
-    "serverpools.stochastic.horizon": (
-        "replaced: a run now covers the derived burn-in plus serverpools.stochastic.window"
+    # Part C: a measured window is `horizon` time units after a `warmup` (the covariance run
+    # ended at t_end = warmup + horizon); the stationarity test takes a confidence level.
+    "serverpools.covariance.t_end": (
+        "replaced by serverpools.covariance.horizon, the measured time after the warmup "
+        "(horizon = t_end - warmup)"
     ),
+    "serverpools.stochastic.level": (
+        "replaced by serverpools.stochastic.stationarity_confidence = 1 - level "
+        "(0.99 for level 0.01)"
+    ),
+    # Part C's stationary time averages: the warm-up is derived from the linearisation and r,
+    # a run covers that warm-up plus the horizon, and the verdict reads slope intervals
+    # instead of a threshold.
     "serverpools.stochastic.t_end": (
-        "replaced: a run now covers the derived burn-in plus serverpools.stochastic.window"
+        "replaced: a run covers the derived warm-up plus serverpools.stochastic.horizon"
     ),
     "serverpools.stochastic.burn_in": (
-        "replaced: the burn-in is derived from A_u and r (serverpools.stochastic.burn_in_margin)"
+        "replaced: the warm-up is derived from A_u and r (serverpools.stochastic.warmup_margin)"
     ),
     "serverpools.stochastic.warmup": (
-        "replaced: the burn-in is derived from A_u and r (serverpools.stochastic.burn_in_margin)"
+        "replaced: the warm-up is derived from A_u and r (serverpools.stochastic.warmup_margin)"
     ),
     "serverpools.stochastic.slope_threshold": (
         "replaced: the verdict reads the slope interval (serverpools.stochastic.confidence, "
@@ -209,13 +222,6 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
                 "serverpools.boundary",
                 f"theta_min {sp['boundary']['theta_min']} must be < "
                 f"theta_max {sp['boundary']['theta_max']}",
-            )
-        )
-    if sp["covariance"]["warmup"] >= sp["covariance"]["t_end"]:
-        problems.append(
-            (
-                "serverpools.covariance.warmup",
-                f"{sp['covariance']['warmup']} must be < t_end {sp['covariance']['t_end']}",
             )
         )
     limit = sp["fluid_limit"]
