@@ -563,7 +563,7 @@ def deviation_figure(
                 ax.axvline(end, color=colors[r], lw=0.9, ls=":")
         if warmup is not None and warmup > 0:
             ax.axvline(warmup, color="0.4", lw=0.8, ls=":")
-            ax.text(warmup, hi / 1.3, " burn-in ends", fontsize=7.5, color="0.3", va="top")
+            ax.text(warmup, hi / 1.3, " warm-up ends", fontsize=7.5, color="0.3", va="top")
         ax.set_ylim(lo, hi)
         ax.set_title(f"{_title(name)} example", loc="left")
         ax.set_xlabel("time (units of 1/μ)")
