@@ -28,6 +28,7 @@ from queue_routing.serverpools.experiments import (
     fluid_limit_start,
     fluid_limit_table,
     fluid_rows,
+    growing_examples,
     instance_table,
     scaling_verdicts,
     search_sizes,
@@ -360,3 +361,14 @@ def test_covariance_table_compares_with_lyapunov(stable):
         covariance_table(
             "stable", stable, r=100, horizon=4.0, warmup=1.0, replications=1, seed=SEED
         )
+
+
+def test_growing_examples_read_the_fluid_norm_in_time_order():
+    fluid = pd.DataFrame(
+        {
+            "example": ["a", "a", "a", "b", "b", "b"],
+            "time": [2.0, 0.0, 1.0, 0.0, 1.0, 2.0],  # a's rows out of time order
+            "norm_fluid": [0.5, 0.1, 0.3, 0.2, 0.1, 0.05],
+        }
+    )
+    assert growing_examples(fluid) == {"a"}

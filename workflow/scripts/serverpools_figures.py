@@ -5,7 +5,7 @@ import pandas as pd
 
 from queue_routing.io import read_json
 from queue_routing.serverpools import figures
-from queue_routing.serverpools.experiments import fluid_limit_level
+from queue_routing.serverpools.experiments import fluid_limit_level, growing_examples
 from queue_routing.workflow.scripts import run_figure_script
 
 
@@ -40,11 +40,7 @@ def _time_average(snakemake):
     inp = snakemake.input
     fluid = _concat(inp.trajectories)
     levels = fluid_limit_level(fluid, snakemake.params.tail_fraction)
-    growing = {
-        name
-        for name, df in fluid.groupby("example")
-        if df["norm_fluid"].iloc[-1] > df["norm_fluid"].iloc[0]
-    }  # the unstable examples: their fluid grows into a limit cycle
+    growing = growing_examples(fluid)  # the unstable examples: a fluid limit cycle
     return figures.time_average_figure(
         pd.read_csv(inp.averages),
         pd.read_csv(inp.verdicts),

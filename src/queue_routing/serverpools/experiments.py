@@ -67,6 +67,7 @@ __all__ = [
     "fluid_limit_start",
     "fluid_limit_table",
     "fluid_rows",
+    "growing_examples",
     "instance_table",
     "scaling_verdicts",
     "search_chunk",
@@ -522,6 +523,17 @@ def fluid_rows(
     for i in range(solution.system.n_classes):
         out[f"linear_class_{i + 1}"] = linear[:, i]
     return pd.DataFrame(out)
+
+
+def growing_examples(fluid: pd.DataFrame) -> set[str]:
+    """The examples of :func:`fluid_rows` whose fluid ``norm_fluid`` ends above where it
+    starts: the unstable ones, whose fluid grows into a limit cycle."""
+    out = set()
+    for name, df in fluid.groupby("example"):
+        norm = df.sort_values("time")["norm_fluid"]
+        if norm.iloc[-1] > norm.iloc[0]:
+            out.add(str(name))
+    return out
 
 
 def fluid_limit_level(fluid: pd.DataFrame, tail_fraction: float) -> dict[str, float]:

@@ -617,7 +617,7 @@ def serverpools_summary(
     >>> values["C.fluid_limit.stable.low"], values["C.fluid_limit.stable.high"]
     ('−0.58', '−0.45')
     """
-    from ..serverpools.experiments import fluid_limit_level
+    from ..serverpools.experiments import fluid_limit_level, growing_examples
 
     _tables(tables, "C")
     averages, verdicts = tables["time_average"], tables["slope"]
@@ -631,12 +631,7 @@ def serverpools_summary(
     out = {}
     fluid = tables["fluid"]
     levels = fluid_limit_level(fluid, tail_fraction)
-    growing = {
-        str(name)
-        for name, df in fluid.groupby("example")
-        if df.sort_values("time")["norm_fluid"].iloc[-1]
-        > df.sort_values("time")["norm_fluid"].iloc[0]
-    }
+    growing = growing_examples(fluid)
     for example, g in averages.groupby("example", sort=True):
         se = g["mean_norm_se"].dropna()
         decimals = _decimals_for(float(se.median()), 1) if len(se) else 2
