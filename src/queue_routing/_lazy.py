@@ -16,10 +16,33 @@ True
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+#: Every name a submodule lists in its ``__all__``: ``{".model": ALL}`` in a package's exports.
+ALL = "*"
+
+_ALL_LITERAL = re.compile(r"^__all__ = (\[.*?\]|\(.*?\))\n", re.S | re.M)
+_NAME = re.compile(r"[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
+
+
+def module_all(package: str, module: str) -> tuple[str, ...]:
+    """The ``__all__`` of ``package``'s submodule ``module`` (``".model"``), read from its
+    source without importing it (a top-level ``__all__ = [...]`` literal; a millisecond for a
+    package, where importing would load numba and the simulators).
+
+    >>> "Instance" in module_all("queue_routing.multiskill", ".model")
+    True
+    """
+    path = Path(sys.modules[package].__file__).parent / (module.lstrip(".") + ".py")
+    match = _ALL_LITERAL.search(path.read_text())
+    if match is None:
+        raise ValueError(f"{package}{module}: no top-level __all__ = [...] literal")
+    return tuple(_NAME.findall(match.group(1)))
 
 
 def lazy_exports(
@@ -30,7 +53,9 @@ def lazy_exports(
     Parameters
     ----------
     package : the package's ``__name__``.
-    exports : for each relative submodule name (``".model"``), the public names it defines.
+    exports : for each relative submodule name (``".model"``), the public names it defines,
+        or :data:`ALL` for every name of the submodule's ``__all__`` (:func:`module_all`), so
+        that a submodule's public names are written once.
 
     Returns
     -------
@@ -44,7 +69,7 @@ def lazy_exports(
     """
     where: dict[str, str] = {}
     for module, names in exports.items():
-        for name in names:
+        for name in module_all(package, module) if names == ALL else names:
             if name in where:
                 raise ValueError(f"{package}: {name!r} is exported by {where[name]} and {module}")
             where[name] = module

@@ -33,7 +33,7 @@ Modules (each a layer; a reader of Part B or C finds the same layers there):
 True
 """
 
-from queue_routing._lazy import lazy_exports
+from queue_routing._lazy import ALL, lazy_exports
 
 # Each public name and the submodule that defines it, imported on first use: a script that
 # needs one figure function does not pay for the compiled simulators (PEP 562).
@@ -46,10 +46,7 @@ _EXPORTS = {
         "switching_curve",
         "switching_point",
     ),
-    ".exact": (
-        "solve_exact",
-        "solve_exact_batch",
-    ),
+    ".exact": ALL,
     ".fixed_point": (
         "INITIAL_PARTITIONS",
         "UPDATE_RULES",
@@ -96,10 +93,7 @@ _EXPORTS = {
     ".replications": ("SimulationResult",),
     ".result": ("Solution",),
     ".simulation": ("simulate",),
-    ".solvers": (
-        "METHODS",
-        "solve",
-    ),
+    ".solvers": ALL,
     ".two_class": (
         "TwoClassSolution",
         "solve_two_class",
