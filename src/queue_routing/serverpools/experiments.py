@@ -593,14 +593,12 @@ def stochastic_runs(
     * ``trace``: ``example, r, replication, time, norm`` (|deviation|) and
       ``deviation_class_i``, the diffusion-scaled deviation ``(X_i(t) - r x*_i)/sqrt(r)`` on
       the recording grid;
-    * ``summary``: one row per replication, ``example, r, replication, horizon`` (the end
-      of the run, ``warmup + horizon``), ``burn_in`` (the value of ``warmup``), ``events,
-      mean_norm`` (time average of |deviation| over the window), ``rms_norm``,
-      ``mean_class_i, rms_class_i``, ``queued_fraction`` (arrivals that waited) and, with
-      ``batches`` = B > 0, ``batch_1 .. batch_B``: the time averages of |deviation| over B
-      equal consecutive batches of the window (for :func:`.halves_test`). The column names
-      ``horizon`` and ``burn_in`` (and their meanings) are those of the published tables,
-      whose bytes are kept: the column ``horizon`` is the run's end, not the argument.
+    * ``summary``: one row per replication, ``example, r, replication, t_end`` (the end
+      of the run, ``warmup + horizon``), ``warmup``, ``events, mean_norm`` (time average of
+      |deviation| over the measured window), ``rms_norm``, ``mean_class_i, rms_class_i``,
+      ``queued_fraction`` (arrivals that waited) and, with ``batches`` = B > 0,
+      ``batch_1 .. batch_B``: the time averages of |deviation| over B equal consecutive
+      batches of the window (for :func:`.halves_test`).
     """
     traces, summaries = [], []
     indices = _replication_indices(replications)
@@ -634,8 +632,8 @@ def stochastic_runs(
             "example": example,
             "r": float(r),
             "replication": rep,
-            "horizon": run.t_end,
-            "burn_in": run.warmup,
+            "t_end": run.t_end,
+            "warmup": run.warmup,
             "events": run.events,
             "mean_norm": run.mean_norm,
             "rms_norm": run.rms_norm,
@@ -660,9 +658,9 @@ def time_average_table(
     """Per (example, r): the time averages over replications, intervals and stationarity.
 
     ``summary``: the per-replication rows of :func:`stochastic_runs` (with batch columns).
-    Columns: ``example, r, replications, horizon, burn_in`` (the run's end warmup + horizon
-    and the warm-up, under the column names of :func:`stochastic_runs`), ``window``
-    (the measured window, horizon column - burn_in column), ``events``
+    Columns: ``example, r, replications, t_end, warmup`` (the run's end ``warmup + horizon``
+    and the warm-up, as in :func:`stochastic_runs`), ``horizon`` (the measured window,
+    ``t_end - warmup``), ``events``
     (total over replications), ``mean_norm, mean_norm_se, mean_norm_ci`` (mean of the
     replications' time averages of |deviation|, its SE and the half-width of its t interval
     at ``confidence``), ``rms_norm, rms_norm_se``, then the first-half / second-half test
@@ -678,14 +676,14 @@ def time_average_table(
     rows = []
     for (name, r), df in summary.groupby(["example", "r"], sort=True):
         n = len(df)
-        horizon, burn = float(df["horizon"].iloc[0]), float(df["burn_in"].iloc[0])
+        t_end, warmup = float(df["t_end"].iloc[0]), float(df["warmup"].iloc[0])
         row = {
             "example": name,
             "r": float(r),
             "replications": n,
-            "horizon": horizon,
-            "burn_in": burn,
-            "window": horizon - burn,
+            "t_end": t_end,
+            "warmup": warmup,
+            "horizon": t_end - warmup,
             "events": int(df["events"].sum()),
         }
         iv = mean_interval(df["mean_norm"].to_numpy(float), confidence=confidence)

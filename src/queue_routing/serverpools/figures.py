@@ -609,7 +609,7 @@ def time_average_figure(
     """Stationary time-averaged |diffusion-scaled deviation| against r on log axes.
 
     ``averages``: :func:`.experiments.time_average_table` (``example, r, mean_norm,
-    mean_norm_ci, stationary``, optionally ``replications, window``); ``verdicts``:
+    mean_norm_ci, stationary``, optionally ``replications, horizon``); ``verdicts``:
     :func:`.experiments.scaling_verdicts` (``example, r_min, r_max, slope, slope_low,
     slope_high, verdict``, optionally ``confidence``); ``fluid_levels`` (optional): per
     unstable example, the time-averaged fluid |x − x*| on its limit cycle, drawn as
@@ -699,9 +699,9 @@ def time_average_figure(
     ax.legend(loc="upper left", fontsize=7.5)
     reps = int(averages["replications"].max()) if "replications" in averages else None
     window = (
-        f" over a window of {float(averages['window'].iloc[0]):g} time units (of 1/μ) after a "
+        f" over a window of {float(averages['horizon'].iloc[0]):g} time units (of 1/μ) after a "
         "burn-in derived from A_u's leading eigenvalue and r"
-        if "window" in averages.columns
+        if "horizon" in averages.columns
         else ""
     )
     caption = (
