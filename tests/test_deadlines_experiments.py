@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from queue_routing.deadlines import experiments, figures
+from queue_routing.deadlines import experiments, figures, instances
 from queue_routing.plotting import save_figure
 
 BASE = {
@@ -31,7 +31,7 @@ TOL = 1e-5
 @pytest.fixture(scope="module")
 def sweeps():
     return {
-        s: experiments.two_cluster_sweep(BASE, SWEEPS, s, truncation=30, tol=TOL)
+        s: experiments.cluster_sweep(BASE, SWEEPS, s, truncation=30, tol=TOL)
         for s in experiments.SWEEPS
     }
 
@@ -55,6 +55,7 @@ def test_sweep_columns_and_values(sweeps):
     assert (sweeps["pure_routing"]["rejection_bs"] == 0).all()
     for col in ("load", "L", "cost_optimal", "truncation_io", "bound_rb", "uniform_spread"):
         assert col in df.columns
+    assert list(df.columns) == experiments.SWEEP_COLUMNS  # no clusters, states, iterations
     np.testing.assert_allclose(df["load"], df["arrival_rate"] / 4.6)
 
 
@@ -77,8 +78,28 @@ def test_index_functions_start_at_the_miss_probability():
     assert math.isclose(io["index"].iloc[0], math.exp(-1.5), rel_tol=1e-9)
 
 
+def test_sweep_points_vary_one_parameter():
+    varied, points = experiments.sweep_points(SWEEPS, "pure_routing")
+    assert varied == "arrival_rate" and points == [{"arrival_rate": 2.0, "rejection_cost": None}]
+    varied, points = experiments.sweep_points(SWEEPS, "distribution")
+    assert varied == "arrival_rate" and len(points) == 4
+    assert points[1] == {"deadline": "constant", "arrival_rate": 3.0}
+    with pytest.raises(ValueError, match="sweep must be one of"):
+        experiments.sweep_points(SWEEPS, "load")
+
+
+def test_evaluate_point_on_one_cluster_is_admission_control():
+    """One cluster: the optimum is a threshold; every heuristic admits by its own index, and
+    none beats the optimum (the study's path for any number of clusters up to three)."""
+    inst = instances.base_instance({**BASE, "servers": [2], "service_rates": [1.0]})
+    row = experiments.evaluate_point(inst, truncation=20, tol=TOL)
+    assert row["states"] == row["L"] + 1 and row["iterations"] > 0
+    for p in instances.HEURISTICS:
+        assert row[f"cost_{p}"] >= row["cost_optimal"] - TOL, p
+
+
 def test_large_system_is_relative_to_pi_and_reproducible():
-    inst = experiments.large_instance(
+    inst = instances.large_instance(
         7,
         3,
         servers_range=[1, 3],
@@ -87,7 +108,7 @@ def test_large_system_is_relative_to_pi_and_reproducible():
         rejection_cost=2.0,
         deadline={"kind": "constant", "t": 1.5},
     )
-    again = experiments.large_instance(
+    again = instances.large_instance(
         7,
         3,
         servers_range=[1, 3],

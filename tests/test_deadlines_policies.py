@@ -45,6 +45,8 @@ from queue_routing.deadlines.policies import (
 )
 from queue_routing.deadlines.simulation import SimulationResult, simulate
 from queue_routing.deadlines.splitting import optimal_split
+from queue_routing.deadlines.three_cluster import evaluate_3
+from queue_routing.errors import AccuracyError, ArgumentError
 
 CONST = Deadline("constant", t=1.5)
 UNIF = Deadline("uniform", low=0.5, high=2.5)
@@ -284,7 +286,7 @@ def test_evaluate_exact_is_the_chain_solvers():
         assert isinstance(got, ChainResult) and got.truncation == level
         assert got.to_dict() == ref.to_dict(), p
         assert got.to_dict() == {
-            "cost_rate": ref.cost,
+            "cost": ref.cost,
             "rejection_rate": ref.rejection_rate,
             "miss_rate": ref.miss_rate,
             "ci95": None,
@@ -321,7 +323,7 @@ def test_evaluate_simulation_is_the_simulator_on_the_policy_tables():
         assert isinstance(got, SimulationResult)
         np.testing.assert_array_equal(got.replication_costs, ref.replication_costs)
         assert got.to_dict() == ref.to_dict() and got.warmup == 50.0
-        assert set(got.to_dict()) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
+        assert set(got.to_dict()) == {"cost", "rejection_rate", "miss_rate", "ci95"}
 
 
 def test_split_probabilities_are_the_bs_rates():
@@ -372,9 +374,43 @@ def test_policy_layer_errors_name_the_argument(call, argument, needle):
     assert "\n" not in msg and msg.startswith(argument)
 
 
-def test_optimal_needs_two_clusters_and_policies_are_known():
-    three = _from_dict(3.0, 1.5, ((2, 1.0), (1, 0.8), (2, 0.4)))
-    with pytest.raises(PolicyError, match="2 clusters"):
-        evaluate(three, "optimal")
+def test_optimal_of_one_to_three_clusters_is_certified_and_never_beaten():
+    """``evaluate(..., "optimal")`` raises the level until the cost is stable for one, two
+    and three clusters: its cost is at most every heuristic's (one and two clusters: each at
+    its own certified level; three: BS in closed form, the index policies at the optimum's
+    level), it is R times the rejection rate plus the miss rate, and it is
+    the optimum of relative value iteration at the final level."""
+    for clusters in (((2, 1.0),), TWO, ((2, 1.0), (1, 0.8), (2, 0.4))):
+        inst = _from_dict(0.8 * sum(m * mu for m, mu in clusters), 1.5, clusters)
+        opt = evaluate(inst, "optimal")
+        level = opt.truncation
+        assert level == opt.history[-1][0] and len(opt.history) >= 2
+        assert abs(opt.history[-1][1] - opt.history[-2][1]) <= 1e-6 * opt.cost
+        assert opt.cost == pytest.approx(1.5 * opt.rejection_rate + opt.miss_rate, rel=1e-12)
+        for p in ("bs", "io", "pi", "rb"):
+            if len(clusters) < 3 or p == "bs":
+                other = evaluate(inst, p)
+            else:
+                table = index_table(inst, p, level).table
+                other = evaluate_3(inst, "index", level, table=table, truncation_losses=True)
+            assert opt.cost <= other.cost * (1 + 1e-6), (len(clusters), p)
+        at_level = optimal_policy(inst, level, 1e-9, truncation_losses=True)
+        assert opt.cost == pytest.approx(at_level.cost, rel=1e-6)
+
+
+def test_optimal_beyond_three_clusters_and_policies_are_known():
+    four = _from_dict(3.0, 1.5, TWO + TWO)
+    with pytest.raises(PolicyError, match="at most 3 clusters, got 4") as info:
+        evaluate(four, "optimal")
+    assert isinstance(info.value, ArgumentError) and info.value.argument == "method"
     assert POLICIES == ("bs", "io", "pi", "rb", "optimal")
     assert set(INDEX_POLICIES) < set(POLICIES)
+
+
+@pytest.mark.slow  # 20 s: relative value iteration up to level 61 of three clusters
+def test_optimal_three_clusters_says_when_the_truncation_decides():
+    """Pure routing at load 0.97 of three clusters: the slow clusters' queues grow beyond the
+    largest automatic level of three clusters, so no certified cost exists there."""
+    three = _from_dict(0.97 * 3.6, None, ((2, 1.0), (1, 0.8), (2, 0.4)))
+    with pytest.raises(AccuracyError, match=r"^truncation: "):
+        evaluate(three, "optimal")

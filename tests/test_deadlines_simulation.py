@@ -36,13 +36,15 @@ from _stats import assert_mean_agrees, bonferroni_t
 from queue_routing.deadlines.model import Instance, InstanceError
 from queue_routing.deadlines.simulation import (
     MAX_JOBS_IN_CLUSTER,
+    SIMULATE_KEY,
     STREAMS,
     SimulationResult,
-    _deadline_arguments,
     _index_table,
     _kernel,
+    deadline_arguments,
     replication_states,
     simulate,
+    simulate_replications,
 )
 from queue_routing.rng import uniforms
 
@@ -314,8 +316,8 @@ def test_seeds_reproduce_bit_for_bit():
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     assert not np.array_equal(a.replication_costs, c.replication_costs)
     assert a.to_dict() == b.to_dict() and a.events == b.events
-    assert set(a.to_dict()) == {"cost_rate", "rejection_rate", "miss_rate", "ci95"}
-    assert a.to_dict()["cost_rate"] == a.cost and a.to_dict()["ci95"] == a.ci95
+    assert set(a.to_dict()) == {"cost", "rejection_rate", "miss_rate", "ci95"}
+    assert a.to_dict()["cost"] == a.cost and a.to_dict()["ci95"] == a.ci95
     assert a.events > 0 and a.events_per_second > 0
 
 
@@ -435,7 +437,7 @@ def reference_run(inst: Instance, states, t_warm, t_end, *, table=None, split=No
 def kernel_run(inst: Instance, states, t_warm, t_end, *, table=None, split=None):
     """The compiled kernel's counts of one replication, as :func:`reference_run` names them."""
     n = inst.n_clusters
-    kind, p1, p2 = _deadline_arguments(inst.deadline)
+    kind, p1, p2 = deadline_arguments(inst.deadline)
     r_cost = math.inf if inst.rejection_cost is None else float(inst.rejection_cost)
     if table is not None:
         mode, (index, xlen), cum = 0, _index_table(table, n), np.zeros(n + 1)
@@ -520,3 +522,22 @@ def test_replication_streams_are_named_and_do_not_depend_on_R():
         expected = seed_sequence(3, "deadlines-sim", "k", 1, name).generate_state(4, np.uint64)
         np.testing.assert_array_equal(states[row], expected)
     assert len({tuple(r) for r in states}) == len(STREAMS)  # four distinct streams
+    assert SIMULATE_KEY == "deadlines-sim"
+
+
+def test_a_block_of_replications_is_the_shared_protocol():
+    """The block's ``events`` and ``table_bound`` are those of
+    :class:`queue_routing.stats.ReplicationBlock` (sums over its replications), and the
+    unsplit result reports the same events."""
+    from queue_routing import stats
+
+    inst = _instance(1.5, [1, 2], [1.0, 0.7], "constant", [1.0], rejection_cost=0.8)
+    kw = dict(index=[[0.0, 0.3], [0.1, 0.2, 0.5]], horizon=300.0, warmup=30.0, seed=5)
+    block = simulate_replications(inst, [0, 2], **kw)
+    assert isinstance(block, stats.ReplicationBlock)
+    assert block.events == sum(block.events_per_replication) > 0
+    assert block.table_bound == sum(block.table_bound_per_replication) > 0  # short rows
+    whole = simulate(inst, replications=3, **kw)
+    middle = simulate_replications(inst, [1], **kw)
+    assert whole.events == block.events + middle.events
+    assert whole.table_bound == block.table_bound + middle.table_bound

@@ -1,5 +1,6 @@
-"""Three clusters of Part B (issue 14): the compiled optimum, evaluation and simulation of
-``deadlines/three_cluster.py`` against independent references.
+"""Three clusters of Part B: the compiled optimum (``deadlines/markov.py``, every number of
+clusters), the evaluation and the simulation of ``deadlines/three_cluster.py``, and the
+n-cluster study of ``deadlines/experiments.py``, against independent references.
 
 References: brute-force enumeration of every deterministic stationary policy on a tiny
 truncation, each evaluated by a dense generic linear solve of its stationary law written
@@ -25,19 +26,23 @@ from hypothesis import strategies as st
 from scipy.sparse.linalg import spsolve
 
 from _stats import assert_mean_agrees
-from queue_routing.deadlines import experiments, markov, policies
+from queue_routing.deadlines import experiments, instances, markov, policies
 from queue_routing.deadlines.indices import IndexabilityWarning
-from queue_routing.deadlines.markov import LOST, REJECT
+from queue_routing.deadlines.markov import (
+    LOST,
+    REJECT,
+    optimal_policy,
+    optimal_policy_converged,
+)
 from queue_routing.deadlines.miss import miss_probability
 from queue_routing.deadlines.model import Cluster, Deadline, Instance
 from queue_routing.deadlines.three_cluster import (
     evaluate_3,
-    optimal_policy_3,
-    optimal_policy_3_converged,
     product_form_3,
     simulate_actions,
     stationary_3,
 )
+from queue_routing.errors import AccuracyError
 
 CONST = Deadline("constant", t=1.5)
 THREE = ((3, 1.0), (2, 0.8), (1, 0.6))
@@ -119,7 +124,7 @@ def test_optimum_is_the_best_deterministic_policy_by_enumeration(load, mus, serv
     lam = load * sum(m * mu for m, mu in clusters)
     inst = _inst(lam, r_cost, clusters, Deadline("constant", t=t))
     best = min(_policy_cost(inst, 1, a) for a in _all_policies(inst, 1))
-    opt = optimal_policy_3(inst, 1, 1e-12)
+    opt = optimal_policy(inst, 1, 1e-12)
     assert opt.converged
     assert abs(opt.cost - best) <= 1e-9 * max(1.0, best)
     table = {x: int(opt.actions[x]) for x in _states(3, 1)}
@@ -187,7 +192,7 @@ def _policy_iteration(inst, L):
 @pytest.mark.parametrize("r_cost", [0.8, 2.0, None])
 def test_optimum_equals_policy_iteration(r_cost):
     inst = _inst(2.6, r_cost)
-    opt = optimal_policy_3(inst, 5, 1e-11)
+    opt = optimal_policy(inst, 5, 1e-11)
     assert opt.converged
     assert abs(opt.cost - _policy_iteration(inst, 5)) < 1e-9
 
@@ -200,7 +205,7 @@ def test_optimum_equals_policy_iteration(r_cost):
 def test_kernel_is_the_vectorised_value_iteration_bit_for_bit(clusters, level, r_cost, losses):
     inst = _inst(0.85 * sum(m * mu for m, mu in clusters), r_cost, clusters)
     a = markov.optimal_policy_vectorised(inst, level, 1e-8, truncation_losses=losses)
-    b = optimal_policy_3(inst, level, 1e-8, truncation_losses=losses)
+    b = optimal_policy(inst, level, 1e-8, truncation_losses=losses)
     assert (a.cost, a.lower, a.upper, a.iterations) == (b.cost, b.lower, b.upper, b.iterations)
     assert np.array_equal(a.actions, b.actions)
     assert np.array_equal(a.relative_values, b.relative_values)
@@ -225,7 +230,7 @@ def test_iterative_evaluation_matches_the_sparse_direct_solve():
 
 def test_product_form_refuses_a_state_dependent_routing():
     inst = _inst(2.0, None)
-    x = markov._states(3, 4)
+    x = markov.state_grid(3, 4)
     route = np.zeros((len(x), 3))
     route[np.arange(len(x)), np.argmin(x, axis=1)] = 1.0  # join the shortest queue
     with pytest.raises(ValueError, match="route: cluster 1 is not fed by a Bernoulli split"):
@@ -234,7 +239,7 @@ def test_product_form_refuses_a_state_dependent_routing():
 
 def test_stationary_3_reports_non_convergence():
     inst = _inst(4.4, None)
-    x = markov._states(3, 12)
+    x = markov.state_grid(3, 12)
     route = np.where(x < 12, 1.0 / 3.0, 0.0)
     with pytest.raises(ValueError, match="truncation: the stationary law at level 12 did not"):
         stationary_3(inst, 12, route, np.zeros(len(x)), max_iter=5)
@@ -246,7 +251,7 @@ def test_optimum_no_worse_than_every_heuristic(load, r_cost):
     """Every heuristic evaluated by the sparse direct solve of ``markov.py`` at the optimum's
     level, charged as the optimum is (rejections the level forces cost R)."""
     inst = _inst(load * 5.2, r_cost)
-    opt = optimal_policy_3(inst, 12, 1e-9)
+    opt = optimal_policy(inst, 12, 1e-9)
     assert opt.converged
     for p in ("bs", "io", "pi", "rb"):
         with warnings.catch_warnings():
@@ -261,7 +266,7 @@ def test_useless_third_cluster_gives_the_two_cluster_optimum():
     two = _inst(3.5, 0.9, THREE[:2])
     three = _inst(3.5, 0.9, (*THREE[:2], (1, 1e-6)))
     ref = markov.optimal_policy(two, 20, 1e-10)
-    opt = optimal_policy_3(three, 20, 1e-10)
+    opt = optimal_policy(three, 20, 1e-10)
     assert ref.converged and opt.converged
     assert abs(opt.cost - ref.cost) < 1e-8
     assert not (opt.actions == 2).any()
@@ -270,12 +275,31 @@ def test_useless_third_cluster_gives_the_two_cluster_optimum():
 
 def test_truncation_check_raises_the_level_until_stable():
     inst = _inst(0.8 * 5.2, 1.0)
-    opt = optimal_policy_3_converged(inst, 6, 1e-6)
+    opt = optimal_policy_converged(inst, 6, 1e-6)
     levels = [lv for lv, _ in opt.history]
     assert levels[0] == 6 and opt.truncation == levels[-1] and len(levels) >= 2
     assert abs(opt.history[-1][1] - opt.history[-2][1]) < 1e-6
-    bigger = optimal_policy_3(inst, math.ceil(1.5 * opt.truncation), 1e-9)
+    bigger = optimal_policy(inst, math.ceil(1.5 * opt.truncation), 1e-9)
     assert abs(bigger.cost - opt.cost) < 1e-5
+    # the levels' value iterations one by one, each warm-started from the last: the final
+    # level's policy bit for bit, and the iterations summed over the levels
+    runs, h0 = [], None
+    for level in levels:
+        runs.append(optimal_policy(inst, level, 1e-8, h0=h0))
+        h0 = runs[-1].relative_values
+    assert [r.cost for r in runs] == [c for _, c in opt.history]
+    assert (runs[-1].cost, runs[-1].lower, runs[-1].upper) == (opt.cost, opt.lower, opt.upper)
+    assert np.array_equal(runs[-1].actions, opt.actions)
+    assert opt.iterations == sum(r.iterations for r in runs)
+
+
+def test_truncation_check_stops_at_the_level_limit_of_three_clusters():
+    """Pure routing at load 0.95: the slow clusters' queues grow, the cost is not stable
+    below level 20 (given), nor by default below level 120 (three clusters)."""
+    inst = _inst(0.95 * 5.2, None)
+    with pytest.raises(AccuracyError, match=r"^truncation: optimal cost not stable .* level 20"):
+        optimal_policy_converged(inst, 8, 1e-9, max_level=20)
+    assert markov.DEFAULT_MAX_LEVEL == {1: 400, 2: 400, 3: 120}
 
 
 # -- simulation of the optimal decision table -------------------------------------------------
@@ -285,7 +309,7 @@ def test_simulated_optimal_table_agrees_with_its_exact_cost(lam, r_cost):
     cluster, so the chain is exact for it): 20 replications, Bonferroni t tolerance at
     family-wise level 1% over the two instances."""
     inst = _inst(lam, r_cost)
-    opt = optimal_policy_3(inst, 10, 1e-10)
+    opt = optimal_policy(inst, 10, 1e-10)
     exact = markov.evaluate_actions(inst, opt.actions, 10)
     sim = simulate_actions(
         inst, opt.actions, horizon=1500.0, warmup=100.0, replications=20, seed=14,
@@ -293,6 +317,27 @@ def test_simulated_optimal_table_agrees_with_its_exact_cost(lam, r_cost):
     )  # fmt: skip
     assert_mean_agrees(sim.replication_costs, exact.cost, 2, "optimal table")
     assert sim.lost_rate <= 0.05 * lam
+
+
+def test_results_have_their_json_objects():
+    """``to_dict()`` of the optimum and of a simulated table: plain JSON, the cost under
+    ``cost``, the simulation's standard error the replications' sample sd over sqrt(R)."""
+    import json
+
+    inst = _inst(4.0, 1.25)
+    opt = optimal_policy_converged(inst, 4, 1e-6)
+    d = opt.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert (d["cost"], d["truncation"]) == (opt.cost, opt.truncation)
+    assert (d["iterations"], d["converged"]) == (opt.iterations, True)
+    assert d["history"] == [[level, cost] for level, cost in opt.history]
+    sim = simulate_actions(inst, opt.actions, horizon=200.0, warmup=10.0, replications=4, seed=1)
+    d = sim.to_dict()
+    assert json.loads(json.dumps(d)) == d
+    costs = sim.replication_costs
+    assert (d["cost"], d["ci95"], d["replications"]) == (sim.cost, sim.ci95, 4)
+    assert d["standard_error"] == pytest.approx(np.std(costs, ddof=1) / 2.0, rel=1e-12)
+    assert d["cost"] == pytest.approx(1.25 * d["rejection_rate"] + d["miss_rate"], rel=1e-12)
 
 
 def test_simulate_actions_refuses_bad_tables():
@@ -313,8 +358,8 @@ def test_matched_instances_share_load_cost_and_deadline():
     block = {"servers": [3, 2, 1], "service_rates": [1.0, 0.8, 0.6], "load": 0.9,
              "rejection_cost": 1.25, "deadline": "uniform", "mean_deadline": 1.5,
              "uniform_spread": 0.6}  # fmt: skip
-    two = experiments.three_cluster_instance(block, 2)
-    three = experiments.three_cluster_instance(block, 3)
+    two = instances.three_cluster_instance(block, 2)
+    three = instances.three_cluster_instance(block, 3)
     assert two.servers.tolist() == [3, 2] and three.servers.tolist() == [3, 2, 1]
     assert math.isclose(two.arrival_rate / two.capacity, 0.9)
     assert math.isclose(three.arrival_rate / three.capacity, 0.9)
@@ -328,11 +373,11 @@ def test_gap_table_pairs_points_and_drops_bound_ones():
     for v, (g2, g3, b3) in zip((0.5, 0.9), [(1.0, 2.0, False), (3.0, 10.0, True)], strict=True):
         for n, g, b in ((2, g2, False), (3, g3, b3)):
             row = {**base, "value": v, "load": v, "clusters": n}
-            for p in experiments.HEURISTICS:
+            for p in instances.HEURISTICS:
                 row[f"gap_{p}_pct"] = g
                 row[f"bound_{p}"] = b
             rows.append(row)
-    table = experiments.three_cluster_gap_table(pd.DataFrame(rows))
+    table = experiments.gap_table(pd.DataFrame(rows), clusters=(2, 3), overall=True)
     pi = table[(table["sweep"] == "load") & (table["policy"] == "PI")].iloc[0]
     assert (pi.mean_gap_2_pct, pi.mean_gap_3_pct, pi.n_points, pi.n_bound) == (1.0, 2.0, 1, 1)
     assert set(table["sweep"]) == {"load", "all"}
@@ -348,24 +393,32 @@ def test_tiny_sweep_table_and_figure():
              "uniform_spread": 0.5, "truncation": 6, "tol": 1e-4,
              "sweeps": {"load": [0.7], "rejection_cost": [1.2], "distribution": ["exponential"],
                         "distribution_loads": [0.6], "pure_routing": [0.5]}}  # fmt: skip
+    family = {k: v for k, v in block.items() if k not in ("truncation", "tol", "sweeps")}
     df = pd.concat(
-        [experiments.three_cluster_sweep(block, s) for s in experiments.THREE_CLUSTER_SWEEPS],
+        [
+            experiments.cluster_sweep(
+                family, block["sweeps"], s, truncation=6, tol=1e-4, clusters=(2, 3)
+            )
+            for s in experiments.THREE_CLUSTER_SWEEPS
+        ],
         ignore_index=True,
     )
     assert list(df["clusters"]) == [2, 3] * 4
     for row in df.itertuples():
-        inst = experiments.three_cluster_instance(
+        inst = instances.three_cluster_instance(
             block, row.clusters, load=row.load, deadline=row.distribution,
             rejection_cost=None if math.isnan(row.rejection_cost) else row.rejection_cost,
         )  # fmt: skip
         assert math.isclose(row.cost_bs, policies.evaluate(inst, "bs").cost, rel_tol=1e-12)
-        for p in experiments.HEURISTICS:
+        for p in instances.HEURISTICS:
             cost = getattr(row, f"cost_{p}")
             assert math.isclose(
                 getattr(row, f"gap_{p}_pct"), 100 * (cost - row.cost_optimal) / row.cost_optimal
             )
             assert cost >= row.cost_optimal - 1e-4
-    table = experiments.three_cluster_gap_table(df)
+    assert df["iterations"].isna().tolist() == [True, False] * 4  # counted for three only
+    assert (df["states"] == (df["L"] + 1) ** df["clusters"]).all()
+    table = experiments.gap_table(df, clusters=(2, 3), overall=True)
     assert set(table["sweep"]) == {*experiments.THREE_CLUSTER_SWEEPS, "all"}
     fig, caption = three_cluster_figure(df)
     assert len(fig.axes) == 4
@@ -386,7 +439,7 @@ def test_enumeration_on_many_seeded_instances():
         deadline = Deadline("constant", t=float(rng.uniform(0.2, 3.0)))
         inst = _inst(load * float(servers @ mus), r_cost, clusters, deadline)
         best = min(_policy_cost(inst, 1, a) for a in _all_policies(inst, 1))
-        opt = optimal_policy_3(inst, 1, 1e-12)
+        opt = optimal_policy(inst, 1, 1e-12)
         assert opt.converged
         assert abs(opt.cost - best) <= 1e-9 * max(1.0, best), i
 

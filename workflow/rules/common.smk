@@ -48,11 +48,3 @@ def report_table(path, name, label):
         subcategory="Tables",
         labels={"table": label},
     )
-
-
-def deadlines_sweep_values(wildcards):
-    """The Part B sweep lists one two-cluster job reads (``distribution`` is crossed with the
-    arrival rates), so that adding a value to one sweep reruns only that sweep's job."""
-    sweeps = config["deadlines"]["sweeps"]
-    keys = ["distribution", "arrival_rate"] if wildcards.sweep == "distribution" else []
-    return {key: sweeps[key] for key in keys or [wildcards.sweep]}

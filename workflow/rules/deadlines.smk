@@ -4,6 +4,22 @@
 # Outputs under results/deadlines/<rule>/, figures under config["figures_dir"].
 
 DL = config["deadlines"]
+
+
+def dl(path):
+    """The config value at ``deadlines/<path>``: what a job reads, one scalar or list at a
+    time, so that editing a key no job reads reruns nothing."""
+    return lookup(dpath=f"deadlines/{path}", within=config)
+
+
+def deadlines_sweep_values(wildcards):
+    """The Part B sweep lists one two-cluster job reads (``distribution`` is crossed with the
+    arrival rates), so that adding a value to one sweep reruns only that sweep's job."""
+    sweeps = DL["sweeps"]
+    keys = ["distribution", "arrival_rate"] if wildcards.sweep == "distribution" else []
+    return {key: sweeps[key] for key in keys or [wildcards.sweep]}
+
+
 DL_SWEEPS = [
     "arrival_rate",
     "rejection_cost",
@@ -13,11 +29,6 @@ DL_SWEEPS = [
 ]
 DL_FIG_SWEEPS = ["distribution", "rejection_cost", "mean_deadline", "pure_routing"]
 DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
-#: The large systems' settings a chunk uses: all but the sizes and the number of replications
-#: (its label gives its replications), so that more replications add jobs, not rerun them.
-DL_LARGE_RUN = {
-    k: v for k, v in DL["large"].items() if k not in ("clusters", "replications")
-}
 # Files of user policies (path/to/file.py:name) among the large systems' policies: inputs of
 # their simulations, so editing one reruns them (README, "Your own policy").
 DL_POLICY_FILES = sorted(
@@ -35,6 +46,7 @@ wildcard_constraints:
 # mem_mb that the cost model predicts for its job's work (common.smk: job_resources).
 localrules:
     deadlines_gap_table,
+    deadlines_large_instances,
     deadlines_large_table,
     deadlines_fig_gap,
     deadlines_fig_indices,
@@ -56,10 +68,16 @@ rule deadlines_two_cluster:
     resources:
         **job_resources(dl_two_cluster_seconds),
     params:
-        base=DL["base"],
+        servers=dl("base/servers"),
+        service_rates=dl("base/service_rates"),
+        arrival_rate=dl("base/arrival_rate"),
+        rejection_cost=dl("base/rejection_cost"),
+        deadline=dl("base/deadline"),
+        mean_deadline=dl("base/mean_deadline"),
+        uniform_spread=dl("base/uniform_spread"),
         sweeps=deadlines_sweep_values,
-        truncation=DL["exact"]["truncation"],
-        tol=DL["exact"]["tol"],
+        truncation=dl("exact/truncation"),
+        tol=dl("exact/tol"),
     message:
         "Part B: exact costs of BS, IO, PI, RB and the optimal cost along the {wildcards.sweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -98,16 +116,45 @@ rule deadlines_indices:
     resources:
         **small_job_resources(),
     params:
-        base=DL["base"],
-        upto=DL["indices"]["upto"],
+        servers=dl("base/servers"),
+        service_rates=dl("base/service_rates"),
+        arrival_rate=dl("base/arrival_rate"),
+        rejection_cost=dl("base/rejection_cost"),
+        deadline=dl("base/deadline"),
+        mean_deadline=dl("base/mean_deadline"),
+        uniform_spread=dl("base/uniform_spread"),
+        upto=dl("indices/upto"),
     message:
         "Part B: index functions IO, PI, RB of the base two-cluster instance ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/deadlines_indices.py"
 
 
+rule deadlines_large_instances:
+    output:
+        instance="results/deadlines/deadlines_large_instances/n{n}.json",
+    log:
+        "logs/deadlines/deadlines_large_instances/n{n}.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        seed=config["seed"],
+        servers_range=dl("large/servers_range"),
+        rate_range=dl("large/rate_range"),
+        load=dl("large/load"),
+        rejection_cost=dl("base/rejection_cost"),
+        deadline=dl("base/deadline"),
+        mean_deadline=dl("base/mean_deadline"),
+        uniform_spread=dl("base/uniform_spread"),
+    message:
+        "Part B: drawing the {wildcards.n} random clusters of the large-system study"
+    script:
+        "../scripts/deadlines_large_instances.py"
+
+
 rule deadlines_large:
     input:
+        instance=rules.deadlines_large_instances.output.instance,
         policy_files=DL_POLICY_FILES,
     output:
         replications="results/deadlines/deadlines_large/n{n}/{chunk}.csv",
@@ -119,13 +166,14 @@ rule deadlines_large:
     threads: 1
     resources:
         **job_resources(dl_large_seconds),
+    # not the number of replications: a chunk's label gives its replications, so that more
+    # replications add jobs, not rerun them
     params:
         seed=config["seed"],
-        rejection_cost=DL["base"]["rejection_cost"],
-        deadline=DL["base"]["deadline"],
-        mean_deadline=DL["base"]["mean_deadline"],
-        uniform_spread=DL["base"]["uniform_spread"],
-        large=DL_LARGE_RUN,
+        table_size=dl("large/table_size"),
+        horizon=dl("large/horizon"),
+        warmup=dl("large/warmup"),
+        policies=dl("large/policies"),
     message:
         "Part B: simulating the policies on {wildcards.n} random clusters, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -139,6 +187,7 @@ rule deadlines_large_table:
             for n in DL_SIZES
             for label in dl_large_chunks(n)
         ],
+        instances=expand(rules.deadlines_large_instances.output.instance, n=DL_SIZES),
     output:
         table=report_table(
             "results/deadlines/deadlines_large_table/large.csv",
@@ -152,12 +201,10 @@ rule deadlines_large_table:
         "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
-        clusters=DL_SIZES,
-        rejection_cost=DL["base"]["rejection_cost"],
-        deadline=DL["base"]["deadline"],
-        mean_deadline=DL["base"]["mean_deadline"],
-        uniform_spread=DL["base"]["uniform_spread"],
-        large=DL_LARGE_RUN,
+        table_size=dl("large/table_size"),
+        horizon=dl("large/horizon"),
+        warmup=dl("large/warmup"),
+        policies=dl("large/policies"),
     message:
         "Part B: paired comparisons, relative to PI, for every number of clusters"
     script:
@@ -173,6 +220,9 @@ rule deadlines_fig_gap:
         "logs/deadlines/deadlines_fig_gap_{sweep}.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="gap_figure",
+        sweep=lambda wildcards: wildcards.sweep,
     message:
         "Part B: suboptimality gap along the {wildcards.sweep} sweep"
     script:
@@ -188,6 +238,8 @@ rule deadlines_fig_indices:
         "logs/deadlines/deadlines_fig_indices.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="index_figure",
     message:
         "Part B: index functions against the number of jobs"
     script:
@@ -203,6 +255,8 @@ rule deadlines_fig_large:
         "logs/deadlines/deadlines_fig_large.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="large_figure",
     message:
         "Part B: simulated cost relative to PI against the number of clusters"
     script:
@@ -212,13 +266,10 @@ rule deadlines_fig_large:
 # -- three clusters: the exact optimum against the heuristics, side by side with two --------
 DL3 = DL["three_cluster"]
 DL3_SWEEPS = ["load", "rejection_cost", "distribution", "pure_routing"]
-#: Predicted time of one sweep job (s): the four together measured 40 core-seconds (default).
-DL3_SECONDS = 30.0
 
 
-#: What one sweep job reads: the instance and truncation, and only its own sweep's values
-#: (distribution with its loads), so that changing one sweep reruns only its job.
-DL3_RUN = {k: v for k, v in DL3.items() if k != "sweeps"}
+#: The sweep lists one sweep job reads (distribution with its loads), so that changing one
+#: sweep reruns only its job.
 DL3_SWEEP_KEYS = {s: [s] for s in DL3_SWEEPS} | {
     "distribution": ["distribution", "distribution_loads"]
 }
@@ -241,12 +292,21 @@ rule deadlines_three_cluster:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        **job_resources(lambda wildcards: DL3_SECONDS),
+        **job_resources(dl_three_cluster_seconds),
     params:
-        block=lambda wildcards: {
-            **DL3_RUN,
-            "sweeps": {k: DL3["sweeps"][k] for k in DL3_SWEEP_KEYS[wildcards.tcsweep]},
+        servers=dl("three_cluster/servers"),
+        service_rates=dl("three_cluster/service_rates"),
+        load=dl("three_cluster/load"),
+        rejection_cost=dl("three_cluster/rejection_cost"),
+        deadline=dl("three_cluster/deadline"),
+        mean_deadline=dl("three_cluster/mean_deadline"),
+        uniform_spread=dl("three_cluster/uniform_spread"),
+        sweeps=lambda wildcards: {
+            k: DL3["sweeps"][k] for k in DL3_SWEEP_KEYS[wildcards.tcsweep]
         },
+        truncation=dl("three_cluster/truncation"),
+        tol=dl("three_cluster/tol"),
+        clusters=[2, 3],
     message:
         "Part B: exact optimum of three clusters and of the matched two, against BS, IO, PI, RB, along the {wildcards.tcsweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -267,6 +327,8 @@ rule deadlines_three_cluster_table:
         "logs/deadlines/deadlines_three_cluster_table.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        clusters=[2, 3],
     message:
         "Part B: mean and max gap per policy and sweep, two and three clusters side by side"
     script:
@@ -282,10 +344,12 @@ rule deadlines_fig_three_cluster:
         "logs/deadlines/deadlines_fig_three_cluster.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        draw="three_cluster_figure",
     message:
         "Part B: gaps to the optimum of two and three clusters along every sweep"
     script:
-        "../scripts/deadlines_three_cluster_figure.py"
+        "../scripts/deadlines_figures.py"
 
 
 rule deadlines_all:

@@ -1,4 +1,6 @@
-"""Draw one Part B figure from the pipeline's tables (thin adapter, dispatched on the rule)."""
+"""Draw one Part B figure from the pipeline's tables (thin adapter): the rule names the
+function of queue_routing.deadlines.figures (params ``draw``) and its options (the other
+params); the tables of its inputs are concatenated."""
 
 import pandas as pd
 
@@ -7,14 +9,9 @@ from queue_routing.workflow.scripts import run_figure_script
 
 
 def _draw(snakemake):
-    inp, rule = snakemake.input, snakemake.rule
-    if rule == "deadlines_fig_gap":
-        return figures.gap_figure(pd.read_csv(inp.table), snakemake.wildcards.sweep)
-    if rule == "deadlines_fig_indices":
-        return figures.index_figure(pd.read_csv(inp.table))
-    if rule == "deadlines_fig_large":
-        return figures.large_figure(pd.read_csv(inp.table))
-    raise ValueError(f"no figure for rule {rule}")
+    table = pd.concat([pd.read_csv(path) for path in snakemake.input], ignore_index=True)
+    options = {name: value for name, value in snakemake.params.items() if name != "draw"}
+    return getattr(figures, snakemake.params.draw)(table, **options)
 
 
 run_figure_script(snakemake, _draw)  # noqa: F821

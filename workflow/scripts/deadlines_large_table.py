@@ -2,42 +2,33 @@
 
 import pandas as pd
 
-from queue_routing.deadlines.experiments import (
-    POLICY_LABELS,
-    configured_large_instance,
-    large_system_from_replications,
-)
-from queue_routing.io import write_table
+from queue_routing.deadlines.experiments import large_system_from_replications
+from queue_routing.deadlines.instances import LARGE_KEY
+from queue_routing.deadlines.model import Instance
+from queue_routing.io import read_json, write_table
+from queue_routing.labels import POLICY_LABELS
 from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
     p = snakemake.params
-    large = p.large
     replications = pd.concat(
         [pd.read_csv(path) for path in snakemake.input.replications], ignore_index=True
     )
     tables = []
-    for n in p.clusters:
-        instance = configured_large_instance(
-            p.seed,
-            n,
-            large,
-            rejection_cost=p.rejection_cost,
-            deadline=p.deadline,
-            mean_deadline=p.mean_deadline,
-            uniform_spread=p.uniform_spread,
-        )
+    for path in snakemake.input.instances:
+        drawn = read_json(path)
+        n = drawn["clusters"]
         tables.append(
             large_system_from_replications(
-                instance,
+                Instance.from_dict(drawn["instance"]),
                 replications[replications["clusters"] == n],
-                table_size=large["table_size"],
-                horizon=large["horizon"],
-                warmup=large["warmup"],
+                table_size=p.table_size,
+                horizon=p.horizon,
+                warmup=p.warmup,
                 seed=p.seed,
-                keys=("deadlines-large", n),
-                policies=large["policies"],
+                keys=(LARGE_KEY, n),
+                policies=p.policies,
             )
         )
     write_table(
@@ -45,7 +36,7 @@ def main(snakemake):
         snakemake.output.table,
         snakemake.output.markdown,
         title=(
-            f"Paired comparison of {', '.join(POLICY_LABELS.get(q, q) for q in large['policies'])}"
+            f"Paired comparison of {', '.join(POLICY_LABELS.get(q, q) for q in p.policies)}"
             " on n random clusters "
             "(ours; Niño-Mora (2012)): "
             "cost rates with 95% half-widths, the paired ratio to PI, and the policy separated "

@@ -2,14 +2,14 @@
 
 import pandas as pd
 
-from queue_routing.deadlines.experiments import three_cluster_gap_table
+from queue_routing.deadlines.experiments import gap_table
 from queue_routing.io import write_table
 from queue_routing.workflow.scripts import run_script
 
 
 def main(snakemake):
     sweeps = pd.concat([pd.read_csv(p) for p in snakemake.input.sweeps], ignore_index=True)
-    table = three_cluster_gap_table(sweeps)
+    table = gap_table(sweeps, clusters=snakemake.params.clusters, overall=True)
     pi = table[(table["sweep"] == "all") & (table["policy"] == "PI")].iloc[0]
     write_table(
         table,

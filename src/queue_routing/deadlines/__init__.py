@@ -12,27 +12,29 @@ Modules:
 * :mod:`.splitting`: the optimal Bernoulli splitting (BS) by the KKT search;
 * :mod:`.indices`: the index formulas of one cluster (IO, PI, RB) and the indexability check;
 * :mod:`.markov`: the truncated Markov chain: exact evaluation of a policy
-  (:class:`ChainResult`) and the optimal policy by relative value iteration;
+  (:class:`ChainResult`) and the optimal policy of up to three clusters by relative value
+  iteration, the level raised until the cost is stable (:func:`optimal_policy_converged`);
 * :mod:`.simulation`: the compiled discrete-event simulator (:func:`simulate`);
 * :mod:`.policies`: the policies on an :class:`Instance`: :data:`POLICIES`, the BS split
   probabilities, index tables, and the entry points :func:`evaluate` and
   :func:`index_function`;
 * :mod:`.policy_comparison`: paired comparison of the policies on common random numbers,
   ratios to PI, the best when separated (:func:`compare_policies`);
-* :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical study (tables, figures);
-* :mod:`.three_cluster`: three clusters compiled: the optimal policy by relative value
-  iteration (:func:`optimal_policy_3`), exact evaluation by an iterative stationary solver
-  (:func:`evaluate_3`) and the simulation of a decision table (:func:`simulate_actions`).
+* :mod:`.three_cluster`: three clusters compiled: exact evaluation by an iterative
+  stationary solver (:func:`evaluate_3`) and the simulation of a decision table
+  (:func:`simulate_actions`);
+* :mod:`.instances`, :mod:`.experiments` and :mod:`.figures`: the pipeline's numerical
+  study (its instances, tables and figures).
 
 >>> from queue_routing.deadlines import Instance, evaluate
 >>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1],
 ...     "service_rates": [1.0, 0.8], "rejection_cost": 1.5,
 ...     "deadline": {"kind": "exponential", "mean": 2.0}})
 >>> sorted(evaluate(inst, "rb", truncation=25).to_dict())
-['ci95', 'cost_rate', 'miss_rate', 'rejection_rate']
+['ci95', 'cost', 'miss_rate', 'rejection_rate']
 """
 
-from queue_routing._lazy import lazy_exports
+from queue_routing._lazy import ALL, lazy_exports
 
 # Each public name and the submodule that defines it, imported on first use: a script that
 # needs one figure function does not pay for the compiled simulators (PEP 562).
@@ -57,17 +59,7 @@ _EXPORTS = {
         "optimal_policy",
         "optimal_policy_converged",
     ),
-    ".miss": (
-        "erlang_c",
-        "f",
-        "f_prime",
-        "miss_increments",
-        "miss_probability",
-        "sojourn_tail",
-        "stationary_distribution",
-        "steady_state_miss",
-        "waiting_tail",
-    ),
+    ".miss": ALL,
     ".model": (
         "DEADLINE_KINDS",
         "DEADLINE_TARGETS",
@@ -96,21 +88,12 @@ _EXPORTS = {
         "compare_policies",
     ),
     ".simulation": (
+        "SIMULATE_KEY",
         "SimulationResult",
         "simulate",
     ),
-    ".splitting": (
-        "BernoulliSplit",
-        "ConvexityWarning",
-        "optimal_split",
-    ),
-    ".three_cluster": (
-        "ActionSimulation",
-        "evaluate_3",
-        "optimal_policy_3",
-        "optimal_policy_3_converged",
-        "simulate_actions",
-    ),
+    ".splitting": ALL,
+    ".three_cluster": ALL,
 }
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS)

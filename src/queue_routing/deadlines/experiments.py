@@ -2,19 +2,21 @@
 "Numerical study (ours)". The paper's Sec. 6 is missing from our source, so the instances,
 sweeps and tables are ours, built the way the paper describes its study.
 
-Every function returns a tidy :class:`pandas.DataFrame`; nothing is written here. Policies
-are built and evaluated through :mod:`.policies` (exact: :mod:`.markov`, simulated:
-:mod:`.simulation`). Units: rates in jobs per unit time, deadlines in time units, costs per
-unit time, gaps in %.
+Every function returns a tidy :class:`pandas.DataFrame`; nothing is written here. The
+instances are those of :mod:`.instances`; policies are built and evaluated through
+:mod:`.policies` (exact: :mod:`.markov` and, for three clusters, :mod:`.three_cluster`;
+simulated: :mod:`.simulation`). Units: rates in jobs per unit time, deadlines in time units,
+costs per unit time, gaps in %.
 
-* :func:`two_cluster_sweep`: exact costs (truncated CTMC) of BS, IO, PI, RB and the optimal
-  cost (relative value iteration with a truncation check) on a two-cluster base instance, one
-  parameter varied at a time; gap (%) ``= 100 (cost - optimal) / optimal``.
-* :func:`gap_table`: mean and max gap per policy and sweep.
+* :func:`evaluate_point`: on one instance of ``n <= 3`` clusters, the optimal cost (relative
+  value iteration, the level raised until the cost is stable) and the exact cost of BS, IO,
+  PI and RB at the optimal's level; gap (%) ``= 100 (cost - optimal) / optimal``.
+* :func:`cluster_sweep`: :func:`evaluate_point` along one sweep of a config block, one
+  parameter varied at a time, on the block's clusters (the two-cluster study) or on its
+  first ``n`` clusters for each ``n`` of ``clusters``, side by side (two and three clusters).
+* :func:`gap_table`: mean and max gap per policy and sweep, the systems side by side.
 * :func:`index_functions`: the indices ``nu^IO, nu^PI, nu^RB`` vs ``x`` on the base instance.
 * :func:`large_system`: simulated costs on ``n`` random clusters, relative to PI.
-* :func:`three_cluster_sweep`, :func:`three_cluster_gap_table`: the exact optimum of three
-  clusters against the heuristics, side by side with the matched two-cluster system.
 """
 
 from __future__ import annotations
@@ -28,20 +30,35 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..labels import POLICY_LABELS
 from ..progress import Progress
-from ..seeding import rng_for
+from ..user_policy import resolve_policies
 from . import markov, policies, splitting, three_cluster
 from . import policies as _policies  # where a parameter is named policies
 from .indices import IndexabilityWarning
+from .instances import (
+    HEURISTICS,
+    base_instance,
+    configured_large_instance,
+    deadline_dict,
+    large_instance,
+    study_instance,
+    three_cluster_instance,
+)
 from .model import Instance
+from .policy_comparison import BASELINE, COMPARED_POLICIES, paired_comparison
 
 __all__ = [
+    "BOUND_FRACTION",
     "HEURISTICS",
     "LARGE_REPLICATION_COLUMNS",
-    "POLICY_LABELS",
     "SWEEPS",
+    "SWEEP_COLUMNS",
     "THREE_CLUSTER_SWEEPS",
+    "THREE_CLUSTER_SWEEP_COLUMNS",
     "base_instance",
+    "cluster_sweep",
+    "configured_large_instance",
     "deadline_dict",
     "evaluate_point",
     "gap_table",
@@ -50,73 +67,102 @@ __all__ = [
     "large_system",
     "large_system_from_replications",
     "large_system_replications",
-    "three_cluster_gap_table",
+    "sweep_points",
     "three_cluster_instance",
-    "three_cluster_sweep",
-    "two_cluster_sweep",
 ]
 
-#: Heuristic policies benchmarked against the optimal one.
 log = logging.getLogger(__name__)
 
-HEURISTICS = ("bs", "io", "pi", "rb")
-POLICY_LABELS = {"bs": "BS", "io": "IO", "pi": "PI", "rb": "RB", "optimal": "optimal"}
-#: Sweeps of :func:`two_cluster_sweep` (``distribution`` is crossed with the arrival rates).
+#: Sweeps of the two-cluster block ``deadlines.base`` (the arrival rate varies;
+#: ``distribution`` is crossed with the arrival rates).
 SWEEPS = ("arrival_rate", "rejection_cost", "mean_deadline", "distribution", "pure_routing")
+#: Sweeps of the three-cluster block ``deadlines.three_cluster`` (the load varies;
+#: ``distribution`` is crossed with the loads of ``distribution_loads``).
+THREE_CLUSTER_SWEEPS = ("load", "rejection_cost", "distribution", "pure_routing")
+
+#: For three clusters, a heuristic whose decisions the truncation level changes for more
+#: than this fraction of the arrivals is flagged ``bound`` by :func:`evaluate_point` without
+#: the second, costlier solve at ``ceil(1.5 L)``.
+BOUND_FRACTION = 1e-3
+
+#: The columns of :func:`evaluate_point` after ``L`` and the optimal cost: per heuristic.
+_POLICY_COLUMNS = [
+    f"{what}_{p}" for p in HEURISTICS for what in ("cost", "rejection", "truncation", "bound")
+] + [f"gap_{p}_pct" for p in HEURISTICS]
+#: The table of :func:`cluster_sweep` of one system per point (``clusters=None``).
+SWEEP_COLUMNS = [
+    "sweep", "parameter", "value", "distribution", "arrival_rate", "rejection_cost",
+    "mean_deadline", "uniform_spread", "servers", "service_rates", "load", "L",
+    "cost_optimal", *_POLICY_COLUMNS,
+]  # fmt: skip
+#: The table of :func:`cluster_sweep` of several systems per point (``clusters=(2, 3)``).
+THREE_CLUSTER_SWEEP_COLUMNS = [
+    "sweep", "parameter", "value", "clusters", "distribution", "load", "arrival_rate",
+    "rejection_cost", "mean_deadline", "uniform_spread", "servers", "service_rates",
+    "states", "iterations", "L", "cost_optimal", *_POLICY_COLUMNS,
+]  # fmt: skip
 
 
-def deadline_dict(kind: str, mean: float, uniform_spread: float) -> dict[str, Any]:
-    """Deadline law of mean ``mean`` (time units): constant ``t = mean``, uniform on
-    ``mean (1 -+ uniform_spread)``, or exponential with mean ``mean``."""
-    if kind == "constant":
-        return {"kind": "constant", "t": float(mean)}
-    if kind == "uniform":
-        return {
-            "kind": "uniform",
-            "low": float(mean * (1.0 - uniform_spread)),
-            "high": float(mean * (1.0 + uniform_spread)),
-        }
-    if kind == "exponential":
-        return {"kind": "exponential", "mean": float(mean)}
-    raise ValueError(f"deadline kind must be constant, uniform or exponential, got {kind!r}")
-
-
-def base_instance(base: Mapping[str, Any], **changes: Any) -> Instance:
-    """The two-cluster base instance of the config block ``base`` with ``changes`` applied
-    (keys of ``base``: servers, service_rates, arrival_rate, rejection_cost, deadline,
-    mean_deadline, uniform_spread)."""
-    b = {**base, **changes}
-    return Instance.from_dict(
-        {
-            "arrival_rate": float(b["arrival_rate"]),
-            "servers": [int(m) for m in b["servers"]],
-            "service_rates": [float(mu) for mu in b["service_rates"]],
-            "rejection_cost": None if b["rejection_cost"] is None else float(b["rejection_cost"]),
-            "deadline": deadline_dict(b["deadline"], b["mean_deadline"], b["uniform_spread"]),
-        }
-    )
-
-
-def _heuristic(instance: Instance, policy: str, truncation: int) -> markov.ChainResult:
-    """Exact evaluation of a heuristic at the level ``truncation`` (indexability unchecked)."""
+def _heuristic(
+    instance: Instance, policy: str, truncation: int, solver_tol: float
+) -> markov.ChainResult:
+    """Exact evaluation of a heuristic at the level ``truncation`` (indexability unchecked;
+    an index policy by its decision table up to the level, a rejection the level forces
+    charged ``R``): the stationary law by the sparse direct solve for up to two clusters, by
+    the compiled iterative solver to ``solver_tol`` (cost per unit time) for three."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IndexabilityWarning)
-        return policies.evaluate(instance, policy, method="exact", truncation=truncation)
+        if instance.n_clusters < 3:
+            return policies.evaluate(instance, policy, method="exact", truncation=truncation)
+        if policy == "bs":
+            return three_cluster.evaluate_3(instance, "bs", truncation, tol=solver_tol)
+        table = policies.index_table(instance, policy, truncation)
+    keys = policies.decision_table(instance, table)
+    return three_cluster.evaluate_3(instance, "index", truncation, table=keys, tol=solver_tol)
 
 
-def evaluate_point(instance: Instance, *, truncation: int, tol: float) -> dict[str, Any]:
-    """Optimal cost (RVI, level raised until the cost moves < ``tol``) and the exact cost of
-    every heuristic at the optimal's level ``L``; a heuristic whose cost moves by more than
-    ``tol`` between ``L`` and ``ceil(1.5 L)`` is flagged ``bound_<p>`` (its cost is decided by
-    the truncation, e.g. IO above capacity: it never rejects when R > 1)."""
+def evaluate_point(
+    instance: Instance, *, truncation: int, tol: float, closed_form_bs: bool = False
+) -> dict[str, Any]:
+    """The optimal cost and the exact cost of every heuristic on ``instance`` (``n <= 3``
+    clusters).
+
+    The optimum is :func:`~queue_routing.deadlines.markov.optimal_policy_converged` from the
+    level ``truncation``, raised until its cost moves by less than ``tol`` (cost per unit
+    time; relative value iteration to ``tol / 100``). Every heuristic is evaluated exactly on
+    the chain at the optimum's final level ``L`` (three clusters: the compiled iterative
+    solver to ``tol / 10``); BS in closed form instead with ``closed_form_bs`` (independent
+    M/M/m_k queues, no truncation). A heuristic whose cost moves by more than
+    ``max(tol, 1e-6 cost)`` between ``L`` and ``ceil(1.5 L)`` is flagged ``bound_<p>``: its
+    cost is decided by the truncation (e.g. IO above capacity: it never rejects when
+    R > 1); for three clusters also, without that second solve, one whose decisions the
+    level changes for more than :data:`BOUND_FRACTION` of the arrivals.
+
+    Returns ``L``, ``cost_optimal``, ``states`` (``(L+1)^n``) and ``iterations`` (of the
+    value iteration, all levels), then per heuristic ``p`` ``cost_<p>``, ``rejection_<p>``
+    (jobs per unit time), ``truncation_<p>`` (arrivals per unit time the level decides),
+    ``bound_<p>``, and ``gap_<p>_pct``. The value iteration's wall time is not returned, so
+    that tables are byte-identical on reruns (``benchmarks/deadlines.py`` times it).
+    """
+    n = instance.n_clusters
     opt = markov.optimal_policy_converged(instance, truncation, tol)
     L = int(opt.truncation)
-    row: dict[str, Any] = {"L": L, "cost_optimal": float(opt.cost)}
+    row: dict[str, Any] = {
+        "L": L,
+        "cost_optimal": float(opt.cost),
+        "states": (L + 1) ** n,
+        "iterations": int(opt.iterations),
+    }
     for p in HEURISTICS:
-        res = _heuristic(instance, p, L)
-        bound = False
-        if res.truncation_rate > tol:
-            bigger = _heuristic(instance, p, math.ceil(1.5 * L))
+        if p == "bs" and closed_form_bs:  # the untruncated closed form
+            res = policies.evaluate(instance, "bs")
+            row.update(cost_bs=float(res.cost), rejection_bs=float(res.rejection_rate),
+                       truncation_bs=0.0, bound_bs=False)  # fmt: skip
+            continue
+        res = _heuristic(instance, p, L, tol / 10.0)
+        bound = n >= 3 and res.truncation_rate > BOUND_FRACTION * instance.arrival_rate
+        if res.truncation_rate > tol and not bound:
+            bigger = _heuristic(instance, p, math.ceil(1.5 * L), tol / 10.0)
             bound = abs(bigger.cost - res.cost) > max(tol, 1e-6 * res.cost)
         row[f"cost_{p}"] = float(res.cost)
         row[f"rejection_{p}"] = float(res.rejection_rate)
@@ -127,97 +173,151 @@ def evaluate_point(instance: Instance, *, truncation: int, tol: float) -> dict[s
     return row
 
 
-def _points(base: Mapping[str, Any], sweeps: Mapping[str, Any], sweep: str) -> list[dict]:
-    if sweep == "arrival_rate":
-        return [{"arrival_rate": v} for v in sweeps["arrival_rate"]]
-    if sweep == "rejection_cost":
-        return [{"rejection_cost": v} for v in sweeps["rejection_cost"]]
-    if sweep == "mean_deadline":
-        return [{"mean_deadline": v} for v in sweeps["mean_deadline"]]
+def _rate(family: Mapping[str, Any]) -> str:
+    """The parameter that sets a block's arrival rate: ``arrival_rate``, or ``load``."""
+    return "arrival_rate" if "arrival_rate" in family else "load"
+
+
+def sweep_points(
+    sweeps: Mapping[str, Sequence], sweep: str, *, rate: str = "arrival_rate"
+) -> tuple[str, list[dict[str, Any]]]:
+    """``(varied parameter, changes of each point)`` of ``sweep``, a key of ``sweeps``:
+    ``rate`` (``arrival_rate`` or ``load``), ``rejection_cost`` or ``mean_deadline``, one
+    value at a time; ``distribution``, every deadline law of ``sweeps["distribution"]`` at
+    every rate of ``sweeps["distribution_loads"]`` if given, else of ``sweeps[rate]``;
+    ``pure_routing``, the rates of ``sweeps["pure_routing"]`` without rejection.
+
+    >>> sweep_points({"load": [0.5], "distribution": ["uniform"],
+    ...     "distribution_loads": [0.6, 0.9]}, "distribution", rate="load")
+    ('load', [{'deadline': 'uniform', 'load': 0.6}, {'deadline': 'uniform', 'load': 0.9}])
+    """
+    if sweep in (rate, "rejection_cost", "mean_deadline"):
+        return sweep, [{sweep: v} for v in sweeps[sweep]]
     if sweep == "distribution":
-        return [
-            {"deadline": kind, "arrival_rate": v}
-            for kind in sweeps["distribution"]
-            for v in sweeps["arrival_rate"]
-        ]
+        rates = sweeps["distribution_loads"] if "distribution_loads" in sweeps else sweeps[rate]
+        return rate, [{"deadline": kind, rate: v} for kind in sweeps["distribution"] for v in rates]
     if sweep == "pure_routing":
-        return [{"arrival_rate": v, "rejection_cost": None} for v in sweeps["pure_routing"]]
-    raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
+        return rate, [{rate: v, "rejection_cost": None} for v in sweeps["pure_routing"]]
+    allowed = (rate, "rejection_cost", "mean_deadline", "distribution", "pure_routing")
+    raise ValueError(f"sweep must be one of {allowed}, got {sweep!r}")
 
 
-_VARIED = {
-    "arrival_rate": "arrival_rate",
-    "rejection_cost": "rejection_cost",
-    "mean_deadline": "mean_deadline",
-    "distribution": "arrival_rate",
-    "pure_routing": "arrival_rate",
-}
-
-
-def two_cluster_sweep(
-    base: Mapping[str, Any],
-    sweeps: Mapping[str, Any],
+def cluster_sweep(
+    family: Mapping[str, Any],
+    sweeps: Mapping[str, Sequence],
     sweep: str,
     *,
     truncation: int,
     tol: float,
+    clusters: Sequence[int] | None = None,
 ) -> pd.DataFrame:
-    """One row per point of ``sweep``: the instance's parameters, ``load = lam / sum m mu``,
-    the optimal cost and level ``L``, and per heuristic ``cost_<p>``, ``gap_<p>_pct``,
-    ``rejection_<p>`` (jobs per unit time), ``truncation_<p>`` and ``bound_<p>``.
-    ``rejection_cost`` is NaN for pure routing (R = infinity)."""
+    """:func:`evaluate_point` at every point of ``sweep`` (:func:`sweep_points`) of the
+    config block ``family`` (:func:`~queue_routing.deadlines.instances.study_instance`: the
+    arrival rate set by ``arrival_rate``, or by ``load``), from the level ``truncation`` with
+    tolerance ``tol`` (cost per unit time).
+
+    * ``clusters=None``: one system per point, all the block's clusters (the two-cluster
+      study of ``deadlines.base``): one row per point, :data:`SWEEP_COLUMNS`;
+      ``load = lam / sum m mu``; BS evaluated on the chain at the optimum's level.
+    * ``clusters=(2, 3)``: the systems of the block's first ``n`` clusters for each ``n``,
+      sharing the load, rejection cost and deadline law (the three-cluster study of
+      ``deadlines.three_cluster``): one row per point and ``n``,
+      :data:`THREE_CLUSTER_SWEEP_COLUMNS`, with ``clusters``, and ``states`` and
+      ``iterations`` of the value iteration (all levels; counted for three clusters only,
+      NaN for two); BS in closed form for every ``n``.
+
+    Every row has the point's parameters (``parameter`` and ``value``: the one varied;
+    ``rejection_cost`` NaN for pure routing, R = infinity), ``L``, the optimal cost and per
+    heuristic ``cost_<p>``, ``gap_<p>_pct``, ``rejection_<p>`` (jobs per unit time),
+    ``truncation_<p>`` and ``bound_<p>``.
+    """
+    rate = _rate(family)
+    varied, points = sweep_points(sweeps, sweep, rate=rate)
+    systems = [None] if clusters is None else [int(n) for n in clusters]
+    label = f"{sweep} sweep" + ("" if clusters is None else f" on {list(systems)} clusters")
+    progress = Progress(len(points), label, unit="point", logger=log)
     rows = []
-    points = _points(base, sweeps, sweep)
-    progress = Progress(len(points), f"{sweep} sweep", unit="point", logger=log)
     for change in points:
-        b = {**base, **change}
-        inst = base_instance(base, **change)
-        row = {
-            "sweep": sweep,
-            "parameter": _VARIED[sweep],
-            "value": float(b[_VARIED[sweep]]),
-            "distribution": b["deadline"],
-            "arrival_rate": float(b["arrival_rate"]),
-            "rejection_cost": math.nan
-            if b["rejection_cost"] is None
-            else float(b["rejection_cost"]),
-            "mean_deadline": float(b["mean_deadline"]),
-            "uniform_spread": float(b["uniform_spread"]),
-            "servers": " ".join(str(int(m)) for m in b["servers"]),
-            "service_rates": " ".join(f"{float(mu):g}" for mu in b["service_rates"]),
-            "load": float(inst.arrival_rate / inst.capacity),
-        }
-        row.update(evaluate_point(inst, truncation=truncation, tol=tol))
-        rows.append(row)
+        b = {**family, **change}
+        for n in systems:
+            inst = study_instance(family, n, **change)
+            load = b["load"] if rate == "load" else inst.arrival_rate / inst.capacity
+            row = {
+                "sweep": sweep,
+                "parameter": varied,
+                "value": float(b[varied]),
+                "clusters": inst.n_clusters,
+                "distribution": b["deadline"],
+                "load": float(load),
+                "arrival_rate": float(inst.arrival_rate),
+                "rejection_cost": math.nan
+                if b["rejection_cost"] is None
+                else float(b["rejection_cost"]),
+                "mean_deadline": float(b["mean_deadline"]),
+                "uniform_spread": float(b["uniform_spread"]),
+                "servers": " ".join(str(int(m)) for m in inst.servers),
+                "service_rates": " ".join(f"{float(mu):g}" for mu in inst.service_rates),
+            }
+            row.update(
+                evaluate_point(inst, truncation=truncation, tol=tol, closed_form_bs=n is not None)
+            )
+            if n is not None and n < 3:
+                row["iterations"] = math.nan
+            rows.append(row)
         progress.advance(extra=f"optimal cost {row['cost_optimal']:.6g} at truncation {row['L']}")
-    return pd.DataFrame(rows)
+    columns = SWEEP_COLUMNS if clusters is None else THREE_CLUSTER_SWEEP_COLUMNS
+    return pd.DataFrame(rows, columns=columns)
 
 
-def gap_table(sweeps: pd.DataFrame) -> pd.DataFrame:
-    """Mean and max gap (%) per sweep and heuristic over the points whose cost the truncation
-    does not decide (``n_bound`` points excluded), with ``best`` marking the smallest mean gap
-    of each sweep."""
+def gap_table(
+    sweeps: pd.DataFrame, *, clusters: Sequence[int] | None = None, overall: bool = False
+) -> pd.DataFrame:
+    """Mean and max gap (%) to the optimum per sweep and heuristic, over the points whose
+    cost the truncation decides for none of the systems (``n_bound`` points excluded), from
+    the rows of :func:`cluster_sweep`.
+
+    * ``clusters=None``: one system per point; columns ``mean_gap_pct``, ``max_gap_pct``,
+      and ``best``, the smallest mean gap of each sweep.
+    * ``clusters=(2, 3)``: the systems side by side, matched by (sweep, value, distribution,
+      load, rejection cost); columns ``mean_gap_<n>_pct``, ``max_gap_<n>_pct`` for each
+      ``n``, and ``best_<n>`` for the last ``n``.
+
+    With ``overall``, a last sweep ``all`` takes every point together.
+    """
+    key = ["sweep", "value", "distribution", "load", "rejection_cost"]
+    if clusters is None:
+        systems = {"": sweeps.reset_index(drop=True)}
+        names = systems[""]["sweep"].to_numpy()
+    else:
+        systems = {f"_{n}": sweeps[sweeps["clusters"] == n].set_index(key) for n in clusters}
+        first = systems[f"_{clusters[0]}"]
+        if any(not s.index.equals(first.index) for s in systems.values()):
+            raise ValueError("gap table: the points of the systems do not match")
+        names = first.index.get_level_values("sweep").to_numpy()
+    groups = [(s, names == s) for s in dict.fromkeys(sweeps["sweep"])]
+    if overall:
+        groups.append(("all", np.ones(len(names), dtype=bool)))
+    last = list(systems)[-1]
     rows = []
-    for sweep, g in sweeps.groupby("sweep", sort=False):
+    for sweep, sel in groups:
         part = []
         for p in HEURISTICS:
-            ok = ~g[f"bound_{p}"].astype(bool)
-            gaps = g.loc[ok, f"gap_{p}_pct"]
-            part.append(
-                {
-                    "sweep": sweep,
-                    "policy": POLICY_LABELS[p],
-                    "mean_gap_pct": float(gaps.mean()) if len(gaps) else math.nan,
-                    "max_gap_pct": float(gaps.max()) if len(gaps) else math.nan,
-                    "n_points": int(ok.sum()),
-                    "n_bound": int((~ok).sum()),
-                }
-            )
-        best = min(
-            part, key=lambda r: np.inf if math.isnan(r["mean_gap_pct"]) else r["mean_gap_pct"]
-        )
+            bound = np.zeros(len(names), dtype=bool)
+            for frame in systems.values():
+                bound |= frame[f"bound_{p}"].astype(bool).to_numpy()
+            ok = sel & ~bound
+            row = {"sweep": sweep, "policy": POLICY_LABELS[p]}
+            for suffix, frame in systems.items():
+                gaps = frame[f"gap_{p}_pct"].to_numpy()[ok]
+                row[f"mean_gap{suffix}_pct"] = float(gaps.mean()) if gaps.size else math.nan
+                row[f"max_gap{suffix}_pct"] = float(gaps.max()) if gaps.size else math.nan
+            row["n_points"] = int(ok.sum())
+            row["n_bound"] = int((sel & bound).sum())
+            part.append(row)
+        mean = f"mean_gap{last}_pct"
+        best = min(part, key=lambda r: np.inf if math.isnan(r[mean]) else r[mean])
         for r in part:
-            r["best"] = r is best
+            r[f"best{last}"] = r is best
         rows += part
     return pd.DataFrame(rows)
 
@@ -251,56 +351,6 @@ def index_functions(base: Mapping[str, Any], upto: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def large_instance(
-    seed: int,
-    n: int,
-    *,
-    servers_range: Sequence[int],
-    rate_range: Sequence[float],
-    load: float,
-    rejection_cost: float,
-    deadline: Mapping[str, Any],
-) -> Instance:
-    """``n`` clusters drawn by ``rng_for(seed, "deadlines-large", n)``: ``m_k`` uniform on the
-    integers of ``servers_range``, ``mu_k`` uniform on ``rate_range``; ``lam = load sum m mu``."""
-    rng = rng_for(seed, "deadlines-large", n)
-    m = rng.integers(int(servers_range[0]), int(servers_range[1]) + 1, n)
-    mu = rng.uniform(float(rate_range[0]), float(rate_range[1]), n)
-    return Instance.from_dict(
-        {
-            "arrival_rate": float(load * np.sum(m * mu)),
-            "servers": m.tolist(),
-            "service_rates": mu.tolist(),
-            "rejection_cost": float(rejection_cost),
-            "deadline": dict(deadline),
-        }
-    )
-
-
-def configured_large_instance(
-    seed: int,
-    n: int,
-    large: Mapping[str, Any],
-    *,
-    rejection_cost: float,
-    deadline: str,
-    mean_deadline: float,
-    uniform_spread: float,
-) -> Instance:
-    """:func:`large_instance` from the config's ``deadlines.large`` block (``servers_range``,
-    ``rate_range``, ``load``) and the base instance's rejection cost and deadline law
-    (:func:`deadline_dict`): the instance every job of the large-system study rebuilds."""
-    return large_instance(
-        seed,
-        n,
-        servers_range=large["servers_range"],
-        rate_range=large["rate_range"],
-        load=large["load"],
-        rejection_cost=rejection_cost,
-        deadline=deadline_dict(deadline, mean_deadline, uniform_spread),
-    )
-
-
 def large_system(
     instance: Instance,
     *,
@@ -310,7 +360,7 @@ def large_system(
     replications: int,
     seed: int,
     keys: tuple = (),
-    alpha: float = 0.05,
+    confidence: float = 0.95,
     policies: Sequence[str] = HEURISTICS,
 ) -> pd.DataFrame:
     """Paired comparison of ``policies`` (default BS, IO, PI and RB; user index policies
@@ -319,12 +369,12 @@ def large_system(
 
     One :func:`~queue_routing.deadlines.policy_comparison.compare_policies` comparison: every
     policy on the same jobs in replication ``r`` (common random numbers,
-    ``docs/deadlines.md#common-random-numbers``); ``cost_rate`` and ``ci95`` are the plain
+    ``docs/deadlines.md#common-random-numbers``); ``cost`` and ``ci95`` are the plain
     mean cost per unit time and its 95% half-width; ``ratio`` and ``ratio_ci95`` the paired
     ratio of means to PI with its delta-method 95% half-width
     (``docs/deadlines.md#paired-policy-comparisons``); ``rank`` (1 = cheapest) and ``best``
     (the policy separated from every other by one-sided paired tests with Holm's correction
-    at family-wise level ``alpha``, or ``"not separated"``); ``leader_p`` the Holm-adjusted
+    at family-wise level ``1 - confidence``, or ``"not separated"``); ``leader_p`` the Holm-adjusted
     p-value of "the leader is not cheaper than this policy". Index tables cover ``x =
     0..table_size``; a nonzero ``table_bound`` counts the measured arrivals whose decision the
     end of the policy's table may have changed: the row is then the cost of the truncated
@@ -351,7 +401,7 @@ def large_system(
         warmup=warmup,
         seed=seed,
         keys=keys,
-        alpha=alpha,
+        confidence=confidence,
         policies=policies,
     )
 
@@ -361,7 +411,7 @@ LARGE_REPLICATION_COLUMNS = [
     "clusters",
     "policy",
     "replication",
-    "cost_rate",
+    "cost",
     "rejection_rate",
     "miss_rate",
     "table_bound",
@@ -392,13 +442,11 @@ def large_system_replications(
     :func:`large_system_from_replications`.
 
     Columns (:data:`LARGE_REPLICATION_COLUMNS`): ``clusters, policy`` (``bs``, ``io``,
-    ``pi``, ``rb``), ``replication``, ``cost_rate``, ``rejection_rate``, ``miss_rate`` (per
+    ``pi``, ``rb``), ``replication``, ``cost``, ``rejection_rate``, ``miss_rate`` (per
     unit time), ``table_bound`` (measured arrivals decided by the end of the index table),
     ``events`` (arrivals plus departures, warm-up included).
     """
-    from .policy_comparison import BASELINE, _resolve_policies
-
-    resolved = _resolve_policies(policies)
+    resolved = resolve_policies(policies, COMPARED_POLICIES)
     simulated = (BASELINE, *[q for q in resolved if q != BASELINE])
     indices = list(replications)
     progress = Progress(
@@ -433,7 +481,7 @@ def large_system_replications(
                     "clusters": instance.n_clusters,
                     "policy": p,
                     "replication": r,
-                    "cost_rate": float(block.costs[k]),
+                    "cost": float(block.costs[k]),
                     "rejection_rate": float(block.rejection_rates[k]),
                     "miss_rate": float(block.miss_rates[k]),
                     "table_bound": int(block.table_bound_per_replication[k]),
@@ -452,15 +500,13 @@ def large_system_from_replications(
     warmup: float,
     seed: int,
     keys: tuple = (),
-    alpha: float = 0.05,
+    confidence: float = 0.95,
     policies: Sequence[str] = HEURISTICS,
 ) -> pd.DataFrame:
     """:func:`large_system`'s rows from the rows of :func:`large_system_replications` of every
     chunk (any order, any split; each policy needs replications ``0..R-1``), bit for bit.
     A user policy's row is labelled by its name as given (``path.py:name``)."""
-    from .policy_comparison import BASELINE, _resolve_policies, paired_comparison
-
-    resolved = _resolve_policies(policies)
+    resolved = resolve_policies(policies, COMPARED_POLICIES)
     policies = tuple(resolved)
     samples, rejection, miss, bound = {}, {}, {}, {}
     for p in (BASELINE, *[q for q in policies if q != BASELINE]):
@@ -471,14 +517,14 @@ def large_system_from_replications(
                 f"n={instance.n_clusters}, {p}: replications {reps.tolist()[:5]}... are not "
                 "0..R-1 (a chunk is missing or repeated)"
             )
-        samples[p] = np.ascontiguousarray(g["cost_rate"].to_numpy(dtype=float))
+        samples[p] = np.ascontiguousarray(g["cost"].to_numpy(dtype=float))
         rejection[p] = np.ascontiguousarray(g["rejection_rate"].to_numpy(dtype=float))
         miss[p] = np.ascontiguousarray(g["miss_rate"].to_numpy(dtype=float))
         bound[p] = int(g["table_bound"].sum())
     res = paired_comparison(
         samples,
         policies,
-        alpha=alpha,
+        confidence=confidence,
         horizon=horizon,
         warmup=warmup,
         seed=seed,
@@ -513,7 +559,7 @@ def large_system_from_replications(
             {
                 "clusters": instance.n_clusters,
                 "policy": POLICY_LABELS.get(p, p),
-                "cost_rate": float(e.cost),
+                "cost": float(e.cost),
                 "ci95": float(e.ci95),
                 "ratio": float(e.ratio),
                 "ratio_ci95": float(e.ratio_ci95),
@@ -535,204 +581,3 @@ def large_system_from_replications(
     return pd.DataFrame(rows)
 
 
-# -- three clusters: the exact optimum against the heuristics (issue 14) ------------------
-#: Sweeps of :func:`three_cluster_sweep` (``distribution`` is crossed with the loads of
-#: ``distribution_loads``).
-THREE_CLUSTER_SWEEPS = ("load", "rejection_cost", "distribution", "pure_routing")
-
-
-#: A heuristic whose decisions the truncation level changes for more than this fraction of
-#: the arrivals is flagged ``bound`` by :func:`evaluate_point_3` without a second solve.
-BOUND_FRACTION = 1e-3
-
-
-def three_cluster_instance(block: Mapping[str, Any], clusters: int, **changes: Any) -> Instance:
-    """The instance of the config block ``deadlines.three_cluster`` (keys ``servers``,
-    ``service_rates``, ``load``, ``rejection_cost``, ``deadline``, ``mean_deadline``,
-    ``uniform_spread``) with ``changes`` applied, on its first ``clusters`` clusters (2: the
-    matched two-cluster system; 3: all three), at arrival rate
-    ``lam = load * sum_{k <= clusters} m_k mu_k`` (jobs per unit time): the two systems of a
-    point share the load, the rejection cost and the deadline law."""
-    b = {**block, **changes}
-    m = [int(v) for v in b["servers"]][:clusters]
-    mu = [float(v) for v in b["service_rates"]][:clusters]
-    return Instance.from_dict(
-        {
-            "arrival_rate": float(b["load"]) * float(np.dot(m, mu)),
-            "servers": m,
-            "service_rates": mu,
-            "rejection_cost": None if b["rejection_cost"] is None else float(b["rejection_cost"]),
-            "deadline": deadline_dict(b["deadline"], b["mean_deadline"], b["uniform_spread"]),
-        }
-    )
-
-
-def _heuristic_3(
-    instance: Instance, policy: str, truncation: int, tol: float
-) -> markov.ChainResult:
-    """Exact evaluation of a heuristic on three clusters at level ``truncation``, as
-    :func:`_heuristic` (an index policy by its decision table up to the level, a rejection
-    the level forces charged ``R``), the stationary law by the compiled solver to ``tol``."""
-    if policy == "bs":
-        return three_cluster.evaluate_3(instance, "bs", truncation, tol=tol)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IndexabilityWarning)
-        table = policies.index_table(instance, policy, truncation)
-    keys = policies.decision_table(instance, table)
-    return three_cluster.evaluate_3(instance, "index", truncation, table=keys, tol=tol)
-
-
-def evaluate_point_3(instance: Instance, *, truncation: int, tol: float) -> dict[str, Any]:
-    """:func:`evaluate_point` for three clusters, compiled
-    (:mod:`~queue_routing.deadlines.three_cluster`): the optimal cost by relative value
-    iteration with the level raised until the cost moves < ``tol`` (RVI to ``tol / 100``),
-    BS's cost in closed form (independent M/M/m_k queues, no truncation), every index
-    policy's exact cost at the final level ``L`` (stationary law to ``tol / 10``),
-    flagged ``bound_<p>`` if it moves by more than ``tol`` between ``L`` and
-    ``ceil(1.5 L)``, or, without that second solve, if the level decides the decision of
-    more than :data:`BOUND_FRACTION` of the arrivals (its cost at ``L`` is then set by the
-    truncation, not by the policy); also the value iteration's ``states`` and
-    ``iterations`` (all levels; its wall time is not a column, so that reruns are
-    byte-identical: ``benchmarks/deadlines.py`` times it)."""
-    opt = three_cluster.optimal_policy_3_converged(instance, truncation, tol)
-    L = int(opt.truncation)
-    row: dict[str, Any] = {
-        "L": L,
-        "cost_optimal": float(opt.cost),
-        "states": (L + 1) ** instance.n_clusters,
-        "iterations": int(opt.iterations),
-    }
-    for p in HEURISTICS:
-        if p == "bs":  # the untruncated closed form
-            res = policies.evaluate(instance, "bs")
-            row.update(cost_bs=float(res.cost), rejection_bs=float(res.rejection_rate),
-                       truncation_bs=0.0, bound_bs=False)  # fmt: skip
-            continue
-        res = _heuristic_3(instance, p, L, tol / 10.0)
-        bound = res.truncation_rate > BOUND_FRACTION * instance.arrival_rate
-        if tol < res.truncation_rate and not bound:
-            bigger = _heuristic_3(instance, p, math.ceil(1.5 * L), tol / 10.0)
-            bound = abs(bigger.cost - res.cost) > max(tol, 1e-6 * res.cost)
-        row[f"cost_{p}"] = float(res.cost)
-        row[f"rejection_{p}"] = float(res.rejection_rate)
-        row[f"truncation_{p}"] = float(res.truncation_rate)
-        row[f"bound_{p}"] = bool(bound)
-    for p in HEURISTICS:
-        row[f"gap_{p}_pct"] = 100.0 * (row[f"cost_{p}"] - row["cost_optimal"]) / row["cost_optimal"]
-    return row
-
-
-def _points_3(block: Mapping[str, Any], sweep: str) -> list[dict]:
-    sweeps = block["sweeps"]
-    if sweep == "load":
-        return [{"load": v} for v in sweeps["load"]]
-    if sweep == "rejection_cost":
-        return [{"rejection_cost": v} for v in sweeps["rejection_cost"]]
-    if sweep == "distribution":
-        return [
-            {"deadline": kind, "load": v}
-            for kind in sweeps["distribution"]
-            for v in sweeps["distribution_loads"]
-        ]
-    if sweep == "pure_routing":
-        return [{"load": v, "rejection_cost": None} for v in sweeps["pure_routing"]]
-    raise ValueError(f"sweep must be one of {THREE_CLUSTER_SWEEPS}, got {sweep!r}")
-
-
-_VARIED_3 = {
-    "load": "load",
-    "rejection_cost": "rejection_cost",
-    "distribution": "load",
-    "pure_routing": "load",
-}
-
-
-def three_cluster_sweep(block: Mapping[str, Any], sweep: str) -> pd.DataFrame:
-    """Two rows per point of ``sweep`` (:data:`THREE_CLUSTER_SWEEPS`), ``clusters`` 2 and 3
-    (:func:`three_cluster_instance`: the same load, rejection cost and deadline law), with
-    the columns of :func:`two_cluster_sweep` plus ``load`` (``lam / sum m_k mu_k``),
-    ``states`` and ``iterations`` of the optimal policy's value iteration (all levels; not
-    counted for two clusters). Two clusters: :func:`evaluate_point` (:mod:`.markov`); three:
-    :func:`evaluate_point_3`; BS in closed form for both; both start at level
-    ``block["truncation"]`` with tolerance ``block["tol"]`` (cost per unit time)."""
-    rows = []
-    points = _points_3(block, sweep)
-    progress = Progress(len(points), f"three-cluster {sweep} sweep", unit="point", logger=log)
-    truncation, tol = int(block["truncation"]), float(block["tol"])
-    for change in points:
-        b = {**block, **change}
-        for n in (2, 3):
-            inst = three_cluster_instance(block, n, **change)
-            row = {
-                "sweep": sweep,
-                "parameter": _VARIED_3[sweep],
-                "value": float(b[_VARIED_3[sweep]]),
-                "clusters": n,
-                "distribution": b["deadline"],
-                "load": float(b["load"]),
-                "arrival_rate": float(inst.arrival_rate),
-                "rejection_cost": math.nan
-                if b["rejection_cost"] is None
-                else float(b["rejection_cost"]),
-                "mean_deadline": float(b["mean_deadline"]),
-                "uniform_spread": float(b["uniform_spread"]),
-                "servers": " ".join(str(int(m)) for m in inst.servers),
-                "service_rates": " ".join(f"{float(mu):g}" for mu in inst.service_rates),
-            }
-            if n == 2:
-                res = evaluate_point(inst, truncation=truncation, tol=tol)
-                res = {"states": (res["L"] + 1) ** 2, "iterations": math.nan, **res}
-                bs = policies.evaluate(inst, "bs")  # closed form, as for three clusters
-                res.update(cost_bs=float(bs.cost), rejection_bs=float(bs.rejection_rate),
-                           truncation_bs=0.0, bound_bs=False)  # fmt: skip
-                res["gap_bs_pct"] = 100.0 * (bs.cost - res["cost_optimal"]) / res["cost_optimal"]
-            else:
-                res = evaluate_point_3(inst, truncation=truncation, tol=tol)
-            row.update(res)
-            rows.append(row)
-        progress.advance(extra=f"optimal cost {row['cost_optimal']:.6g} at truncation {row['L']}")
-    return pd.DataFrame(rows)
-
-
-def three_cluster_gap_table(sweeps: pd.DataFrame) -> pd.DataFrame:
-    """PI's question side by side: per sweep (and ``all`` sweeps together) and heuristic, the
-    mean and max gap (%) to the optimum on two clusters and on three, over the matched points
-    (same load, rejection cost and deadline law) whose cost the truncation decides for
-    neither system (``n_bound`` points excluded); ``best_3`` marks the smallest mean
-    three-cluster gap of each sweep. Rows with the same (sweep, value, distribution,
-    rejection cost) are a matched pair."""
-    key = ["sweep", "value", "distribution", "load", "rejection_cost"]
-    two = sweeps[sweeps["clusters"] == 2].set_index(key)
-    three = sweeps[sweeps["clusters"] == 3].set_index(key)
-    if not two.index.equals(three.index):
-        raise ValueError("three-cluster table: the two- and three-cluster points do not match")
-    groups = [(s, two.index.get_level_values("sweep") == s) for s in dict.fromkeys(sweeps["sweep"])]
-    groups.append(("all", np.ones(len(two), dtype=bool)))
-    rows = []
-    for sweep, sel in groups:
-        part = []
-        for p in HEURISTICS:
-            b2 = two[f"bound_{p}"].astype(bool).to_numpy()
-            b3 = three[f"bound_{p}"].astype(bool).to_numpy()
-            ok = sel & ~b2 & ~b3
-            g2 = two[f"gap_{p}_pct"].to_numpy()[ok]
-            g3 = three[f"gap_{p}_pct"].to_numpy()[ok]
-            part.append(
-                {
-                    "sweep": sweep,
-                    "policy": POLICY_LABELS[p],
-                    "mean_gap_2_pct": float(g2.mean()) if g2.size else math.nan,
-                    "max_gap_2_pct": float(g2.max()) if g2.size else math.nan,
-                    "mean_gap_3_pct": float(g3.mean()) if g3.size else math.nan,
-                    "max_gap_3_pct": float(g3.max()) if g3.size else math.nan,
-                    "n_points": int(ok.sum()),
-                    "n_bound": int((sel & (b2 | b3)).sum()),
-                }
-            )
-        best = min(
-            part, key=lambda r: np.inf if math.isnan(r["mean_gap_3_pct"]) else r["mean_gap_3_pct"]
-        )
-        for r in part:
-            r["best_3"] = r is best
-        rows += part
-    return pd.DataFrame(rows)

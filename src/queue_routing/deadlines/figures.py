@@ -1,6 +1,7 @@
 """Figures of Part B (ours): Niño-Mora (2012). Each function takes the tables of
 :mod:`.experiments` and returns ``(fig, caption)``; nothing is computed beyond reshaping and
-nothing is written (use :func:`queue_routing.plotting.save_figure`).
+nothing is written (use :func:`queue_routing.plotting.save_figure`). Importing this module
+loads neither numba nor the solvers and simulators.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..labels import POLICY_LABELS
 from ..plotting import PALETTE, label_above, new_figure, require_columns, styled
 from ..user_policy import policy_label
-from .experiments import HEURISTICS, POLICY_LABELS
+from .instances import HEURISTICS
 
 __all__ = [
     "gap_figure",
@@ -87,7 +89,8 @@ def _gap_panel(ax, df: pd.DataFrame, xcol: str) -> bool:
 @styled
 def gap_figure(df: pd.DataFrame, sweep: str) -> tuple[Figure, str]:
     """Suboptimality gap (%) vs the varied parameter of ``sweep``
-    (:func:`.experiments.two_cluster_sweep`); one panel per deadline law for the
+    (:func:`.experiments.cluster_sweep` of the two-cluster block); one panel per deadline
+    law for the
     ``distribution`` sweep."""
     require_columns(
         df,
@@ -301,9 +304,9 @@ _LAW_COLORS = {"constant": PALETTE[0], "uniform": PALETTE[4], "exponential": PAL
 def three_cluster_figure(df: pd.DataFrame) -> tuple[Figure, str]:
     """Gap (%) to the exact optimum of every heuristic on three clusters (solid) and on the
     matched two-cluster system (dotted), one panel per sweep of
-    :func:`.experiments.three_cluster_sweep` (all sweeps concatenated); the deadline-law
-    panel shows PI for each law (constant: the load sweep's points). Points whose cost the
-    truncation decides are left out (marked x on the axis)."""
+    :func:`.experiments.cluster_sweep` with ``clusters=(2, 3)`` (all sweeps concatenated);
+    the deadline-law panel shows PI for each law (constant: the load sweep's points). Points
+    whose cost the truncation decides are left out (marked x on the axis)."""
     require_columns(
         df,
         ["sweep", "clusters", "value", "load", "distribution", "rejection_cost", "servers",

@@ -54,16 +54,17 @@ import numpy as np
 from numba import njit
 from scipy.special import gammainc
 
+from ..checks import show
 from ..errors import AccuracyError
 from .miss import (
-    _check_levels,
-    _log_miss_increments,
-    _log_miss_probability,
-    _pbar_excess,
+    check_levels,
+    log_miss_increments,
+    log_miss_probability,
     miss_probability,
+    pbar_excess,
     steady_state_miss,
 )
-from .model import Cluster, Deadline, InstanceError, _show
+from .model import Cluster, Deadline, InstanceError
 
 __all__ = [
     "MAX_UPTO",
@@ -103,7 +104,7 @@ def _levels(upto: int) -> np.ndarray:
         or not isinstance(upto, int | np.integer)
         or not 0 <= upto <= MAX_UPTO
     ):
-        raise InstanceError(f"upto must be an integer in 0..{MAX_UPTO}, got {_show(upto)}")
+        raise InstanceError(f"upto must be an integer in 0..{MAX_UPTO}, got {show(upto)}")
     return np.arange(int(upto) + 1)
 
 
@@ -116,10 +117,10 @@ def _check_arguments(cluster: Cluster, deadline: Deadline) -> None:
 
 def _check_rate(name: str, value, *, low_open: float = 0.0) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        raise InstanceError(f"{name} must be a number, got {_show(value)}")
+        raise InstanceError(f"{name} must be a number, got {show(value)}")
     v = float(value)
     if not math.isfinite(v) or v < low_open:
-        raise InstanceError(f"{name} must be finite and >= {low_open:g}, got {_show(value)}")
+        raise InstanceError(f"{name} must be finite and >= {low_open:g}, got {show(value)}")
     return v
 
 
@@ -207,7 +208,7 @@ def pi_increments(cluster: Cluster, deadline: Deadline, lam_k: float, upto: int)
     upto = int(upto)
     rho = lam / (m * mu)
     pbar = steady_state_miss(m, mu, lam, deadline)
-    excess = _pbar_excess(m, mu, lam, deadline)  # Pbar - P(y) for every y < m
+    excess = pbar_excess(m, mu, lam, deadline)  # Pbar - P(y) for every y < m
     need_tail = upto >= m
     big = upto
     if need_tail and deadline.kind != "exponential":
@@ -373,7 +374,7 @@ def _log_of(p: np.ndarray, cluster: Cluster, deadline: Deadline) -> np.ndarray:
         out = np.log(p)
     low = np.flatnonzero(p < UNDERFLOW)
     if low.size:
-        out[low] = _log_miss_probability(low, cluster.servers, cluster.rate, deadline)
+        out[low] = log_miss_probability(low, cluster.servers, cluster.rate, deadline)
     return out
 
 
@@ -394,13 +395,13 @@ def _rb_index_and_log(cluster: Cluster, deadline: Deadline, lam: float, upto: in
     _check_arguments(cluster, deadline)
     lam = _check_rate("lam", lam)
     if not lam > 0:
-        raise InstanceError(f"lam must be finite and > 0, got {_show(lam)}")
+        raise InstanceError(f"lam must be finite and > 0, got {show(lam)}")
     x = _levels(upto)
     m, mu = cluster.servers, cluster.rate
     p = io_index(cluster, deadline, upto)
     logp = _log_of(p, cluster, deadline)
-    _, flat = _check_levels(x[:-1])
-    logdelta = _log_miss_increments(flat, m, mu, deadline)
+    _, flat = check_levels(x[:-1])
+    logdelta = log_miss_increments(flat, m, mu, deadline)
     k = np.minimum(x + 1, m).astype(float)  # mu_{x+1} / mu
     r = lam / (mu * k)  # r_x = lam / mu_{x+1}
     # r_x - r_{x+1} = lam/(mu (x+1)(x+2)) while x + 2 <= m, else 0 (no cancellation)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -49,9 +49,10 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.sparse.linalg import spsolve
 
+from ..checks import integer
 from ..errors import AccuracyError
 from .miss import miss_probability
-from .model import Instance, _show
+from .model import Instance
 from .splitting import BernoulliSplit, optimal_split
 
 __all__ = [
@@ -71,7 +72,11 @@ __all__ = [
 REJECT = -1
 LOST = -2
 
-_MAX_STATES = 2_000_000
+#: Most states ``(L+1)^n`` of a chain solved here.
+MAX_STATES = 2_000_000
+#: The compiled kernels' number of cluster axes: the most clusters of an exact chain (fewer
+#: are padded with one-level clusters that never admit).
+KERNEL_AXES = 3
 
 
 @dataclass(frozen=True)
@@ -118,30 +123,28 @@ class ChainResult:
     history: tuple = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
-        "miss_rate", "ci95"}`` (``ci95`` is ``None``: the chain is solved exactly)."""
+        """The JSON object of the CLI contract: ``{"cost", "rejection_rate", "miss_rate",
+        "ci95"}`` (``ci95`` is ``None``: the chain is solved exactly)."""
         return {
-            "cost_rate": float(self.cost),
+            "cost": float(self.cost),
             "rejection_rate": float(self.rejection_rate),
             "miss_rate": float(self.miss_rate),
             "ci95": None,
         }
 
 
-def _check_level(instance: Instance, truncation: int) -> tuple[int, int]:
+def check_level(instance: Instance, truncation: int) -> tuple[int, int]:
     """``(n, L)`` after checking the number of clusters and the level ``L = truncation``."""
     n = instance.n_clusters
-    L = truncation
-    if isinstance(L, bool | np.bool_) or not isinstance(L, int | np.integer) or L < 1:
-        raise ValueError(f"truncation must be an integer >= 1, got {_show(L)}")
-    if not 1 <= n <= 3:
-        raise ValueError(f"exact evaluation needs 1 <= n <= 3 clusters, got {n}")
-    if (int(L) + 1) ** n > _MAX_STATES:
-        raise ValueError(f"truncation: (L+1)^n = {(int(L) + 1) ** n} states exceeds {_MAX_STATES}")
+    L = integer("truncation", truncation, 1)
+    if not 1 <= n <= KERNEL_AXES:
+        raise ValueError(f"exact evaluation needs 1 <= n <= {KERNEL_AXES} clusters, got {n}")
+    if (int(L) + 1) ** n > MAX_STATES:
+        raise ValueError(f"truncation: (L+1)^n = {(int(L) + 1) ** n} states exceeds {MAX_STATES}")
     return n, int(L)
 
 
-def _states(n: int, L: int) -> np.ndarray:
+def state_grid(n: int, L: int) -> np.ndarray:
     """All states, shape ``(N, n)``, in C order of the grid ``(L+1,)*n``."""
     return np.indices((L + 1,) * n).reshape(n, -1).T
 
@@ -158,8 +161,8 @@ def stationary(instance: Instance, truncation: int, route: np.ndarray) -> np.nda
     """Stationary distribution (shape ``(N,)``) of the CTMC truncated at level
     ``L = truncation`` in which an arrival in state ``i`` joins cluster ``k`` with
     probability ``route[i, k]`` (0 where ``x_k = L``)."""
-    n, L = _check_level(instance, truncation)
-    x = _states(n, L)
+    n, L = check_level(instance, truncation)
+    x = state_grid(n, L)
     size = x.shape[0]
     strides = np.array([(L + 1) ** (n - 1 - k) for k in range(n)])
     lam = instance.arrival_rate
@@ -197,8 +200,8 @@ def _evaluate(
     forced: np.ndarray | None = None,
     solver: Callable[..., np.ndarray] | None = None,
 ) -> ChainResult:
-    n, L = _check_level(instance, truncation)
-    x = _states(n, L)
+    n, L = check_level(instance, truncation)
+    x = state_grid(n, L)
     pi = stationary(instance, L, route) if solver is None else solver(instance, L, route, reject)
     lam = instance.arrival_rate
     pm = _miss_table(instance, L)
@@ -260,14 +263,14 @@ def evaluate_index_policy(
     (rate ``forced_rejection_rate``), or lost with ``truncation_losses=True`` (module
     docstring). ``solver(instance, L, route, reject)`` replaces the sparse direct
     :func:`stationary` (e.g. the compiled iterative one of :mod:`.three_cluster`)."""
-    n, L = _check_level(instance, truncation)
+    n, L = check_level(instance, truncation)
     rows = [np.asarray(r, dtype=float).ravel() for r in table]
     if len(rows) != n:
         raise ValueError(f"table must have one row per cluster ({n}), got {len(rows)}")
     for k, row in enumerate(rows):
         if np.isnan(row).any():
             raise ValueError(f"table: the row of cluster {k + 1} contains NaN")
-    x = _states(n, L)
+    x = state_grid(n, L)
     free = np.empty((x.shape[0], n))
     beyond = np.empty((x.shape[0], n), dtype=bool)
     for k, row in enumerate(rows):
@@ -295,10 +298,10 @@ def evaluate_split(
     """Exact rates of Bernoulli splitting (default: :func:`optimal_split`) on the chain
     truncated at level ``L = truncation``: a job sent to a cluster at level ``L`` is lost.
     ``solver`` as in :func:`evaluate_index_policy`."""
-    n, L = _check_level(instance, truncation)
+    n, L = check_level(instance, truncation)
     split = optimal_split(instance) if split is None else split
     p = np.asarray(split.probabilities, dtype=float)
-    x = _states(n, L)
+    x = state_grid(n, L)
     full = x == L
     route = np.where(full, 0.0, p[None, :])
     lost = np.where(full, p[None, :], 0.0).sum(axis=1)
@@ -316,9 +319,9 @@ def evaluate_actions(
     """Exact rates of a deterministic decision table ``actions`` of shape ``(L+1,)*n``
     (``L = truncation``): ``k`` (route to cluster ``k``), :data:`REJECT` or :data:`LOST`.
     ``solver`` as in :func:`evaluate_index_policy`."""
-    n, L = _check_level(instance, truncation)
+    n, L = check_level(instance, truncation)
     a = np.asarray(actions).reshape(-1)
-    x = _states(n, L)
+    x = state_grid(n, L)
     size = x.shape[0]
     route = np.zeros((size, n))
     ok = a >= 0
@@ -347,7 +350,8 @@ class OptimalPolicy:
     relative_values:
         ``h`` with ``h(0) = 0`` (cost units).
     iterations, converged, seconds:
-        RVI iterations, whether ``upper - lower <= tol`` was reached, wall time (s).
+        RVI iterations, whether ``upper - lower <= tol`` was reached, wall time (s); from
+        :func:`optimal_policy_converged`, iterations and seconds of every level tried.
     truncation:
         The truncation level ``L``.
     history:
@@ -366,6 +370,22 @@ class OptimalPolicy:
     truncation: int
     history: tuple = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON object: ``cost``, its span bounds ``lower`` and ``upper`` (cost per unit
+        time), ``truncation``, ``iterations``, ``converged``, ``seconds`` and ``history`` (a
+        list of ``[L, cost]``); the decision table and the relative values are arrays of
+        ``(L+1)^n`` entries and stay attributes."""
+        return {
+            "cost": float(self.cost),
+            "lower": float(self.lower),
+            "upper": float(self.upper),
+            "truncation": int(self.truncation),
+            "iterations": int(self.iterations),
+            "converged": bool(self.converged),
+            "seconds": float(self.seconds),
+            "history": [[int(level), float(cost)] for level, cost in self.history],
+        }
+
 
 def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
     """``h`` at ``x + step e_axis`` (edge values where out of range; callers mask those)."""
@@ -378,29 +398,49 @@ def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
 #: handlers (Ctrl-C, SIGTERM of a cluster job) run between calls.
 _KERNEL_BLOCK = 1000
 
-_PAD = 3  # the kernels' number of cluster axes
-
-
-def _padded(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``(dims, miss, dep, pad)``: grid sizes ``(3,)`` (a padding axis has size 1), miss
-    probabilities and departure rates ``mu_k min(x, m_k)`` of shape ``(3, L+1)``; real
-    cluster ``k`` is axis ``pad + k``."""
+def padded_grid(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The kernels' arguments for the grid ``{0..L}^n``: ``(dims, miss, dep, pad)``, grid
+    sizes ``(KERNEL_AXES,)`` (a padding axis has size 1), miss probabilities and departure
+    rates ``mu_k min(x, m_k)`` of shape ``(KERNEL_AXES, L+1)``; real cluster ``k`` is axis
+    ``pad + k``."""
     n = instance.n_clusters
-    pad = _PAD - n
-    dims = np.ones(_PAD, dtype=np.int64)
+    pad = KERNEL_AXES - n
+    dims = np.ones(KERNEL_AXES, dtype=np.int64)
     dims[pad:] = L + 1
-    miss = np.zeros((_PAD, L + 1))
+    miss = np.zeros((KERNEL_AXES, L + 1))
     miss[pad:] = _miss_table(instance, L)
-    dep = np.zeros((_PAD, L + 1))
+    dep = np.zeros((KERNEL_AXES, L + 1))
     x = np.arange(L + 1)
     for k, c in enumerate(instance.clusters):
         dep[pad + k] = c.rate * np.minimum(x, c.servers)
     return dims, miss, dep, pad
 
 
-def _uniformisation(instance: Instance) -> float:
-    """``Lambda = lam + sum_k m_k mu_k`` (summed as :mod:`.markov` sums it)."""
+def uniformisation_rate(instance: Instance) -> float:
+    """``Lambda = lam + sum_k m_k mu_k`` (summed as :func:`optimal_policy_vectorised` sums
+    it), the rate of the uniformised chain."""
     return instance.arrival_rate + sum(c.capacity for c in instance.clusters)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def span_widen(lo, hi, diff):  # pragma: no cover - compiled
+    """``(lo, hi)`` widened to hold ``diff = (Th)(x) - h(x)`` of one state: the span of one
+    value-iteration step (``docs/deadlines.md#optimal-policy``)."""
+    if diff < lo:
+        lo = diff
+    if diff > hi:
+        hi = diff
+    return lo, hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def span_close(h, th, lo, hi, big_lam):  # pragma: no cover - compiled
+    """End of one value-iteration step over every state: ``h <- Th - (Th)(0)`` in place, and
+    the span bounds ``(Lambda lo, Lambda hi)`` on the average cost per unit time."""
+    ref = th[0]
+    for i in range(h.size):
+        h[i] = th[i] - ref
+    return big_lam * lo, big_lam * hi
 
 
 @njit(cache=True, nogil=True)
@@ -456,16 +496,8 @@ def _rvi_kernel(
                         t += r2 * h[i - 1]
                     t /= big_lam
                     th[i] = t
-                    diff = t - hi_
-                    if diff < lo:
-                        lo = diff
-                    if diff > hi:
-                        hi = diff
-        lower = big_lam * lo
-        upper = big_lam * hi
-        ref = th[0]
-        for i in range(size):
-            h[i] = th[i] - ref
+                    lo, hi = span_widen(lo, hi, t - hi_)
+        lower, upper = span_close(h, th, lo, hi, big_lam)
         if upper - lower <= tol:
             return it, lower, upper, True
     return max_iter, lower, upper, False
@@ -539,15 +571,15 @@ def optimal_policy(
     >>> bool(abs(evaluate_actions(inst, opt.actions, 20).cost - opt.cost) < 1e-8)
     True
     """
-    n, L = _check_level(instance, truncation)
+    n, L = check_level(instance, truncation)
     t0 = time.perf_counter()
-    dims, miss, dep, pad = _padded(instance, L)
+    dims, miss, dep, pad = padded_grid(instance, L)
     shape = (L + 1,) * n
     h = np.ascontiguousarray(_initial_values(h0, shape), dtype=float).reshape(-1).copy()
     r_cost = instance.rejection_cost
     rcost = math.inf if r_cost is None else float(r_cost)
     losses = bool(truncation_losses)
-    big_lam = _uniformisation(instance)
+    big_lam = uniformisation_rate(instance)
     lam = instance.arrival_rate
     # The kernel's only state is h (updated in place), so running it in blocks of
     # iterations is the uninterrupted iteration.
@@ -602,7 +634,7 @@ def optimal_policy_vectorised(
     with the arithmetic in the same order, so the two agree bit for bit (a test checks it).
     Kept as the reference implementation of the compiled kernel and as the baseline of
     ``benchmarks/deadlines.py``; about 10x slower at two clusters."""
-    n, L = _check_level(instance, truncation)
+    n, L = check_level(instance, truncation)
     t0 = time.perf_counter()
     lam = instance.arrival_rate
     r_cost = instance.rejection_cost
@@ -657,30 +689,60 @@ def optimal_policy_vectorised(
     )
 
 
+#: The highest level :func:`optimal_policy_converged` raises the truncation to by default,
+#: per number of clusters (``(L+1)^n`` states of two arrays each: 161 601 at two clusters,
+#: 1 771 561 at three).
+DEFAULT_MAX_LEVEL = {1: 400, 2: 400, 3: 120}
+
+
 def optimal_policy_converged(
     instance: Instance,
     truncation: int,
     tol: float = 1e-6,
     *,
     factor: float = 1.5,
-    max_level: int = 400,
+    max_level: int | None = None,
     rvi_tol: float | None = None,
     progress: Callable[..., Any] | None = None,
     rtol: float = 0.0,
     truncation_losses: bool = False,
     max_iter: int = 200_000,
 ) -> OptimalPolicy:
-    """Raise the truncation level ``L0 = truncation, ceil(factor L0), ...`` until the optimal
-    cost moves by less than ``max(tol, rtol * cost)`` (cost per unit time); return the policy
-    at the final level with the ``history`` of ``(L, cost)``. Raises
-    :class:`~queue_routing.errors.AccuracyError` (a ``ValueError``) past ``max_level`` or
-    when relative value iteration does not converge at a level."""
+    """The optimal policy of ``n <= 3`` clusters with the level raised until the truncation no
+    longer decides its cost (``docs/deadlines.md#optimal-policy``).
+
+    Relative value iteration (:func:`optimal_policy`, to ``rvi_tol``, default ``tol / 100``)
+    at the levels ``L0 = truncation, ceil(factor L0), ...``, each warm-started from the last
+    one's relative values, until the optimal cost moves by less than ``max(tol, rtol * cost)``
+    (cost per unit time) between two levels. Returns the policy at the final level, with the
+    ``history`` ``((L, cost), ...)`` of the levels tried and its ``iterations`` and
+    ``seconds`` summed over them. ``progress`` is called between blocks of iterations, as by
+    :func:`optimal_policy`.
+
+    Raises :class:`~queue_routing.errors.AccuracyError` (a ``ValueError``) past
+    ``max_level`` (default :data:`DEFAULT_MAX_LEVEL` of the number of clusters: 400 for one
+    or two, 120 for three) or when value iteration does not converge in ``max_iter``
+    iterations at a level.
+
+    >>> from queue_routing.deadlines import Instance
+    >>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1, 1],
+    ...     "service_rates": [1.0, 0.8, 0.6], "rejection_cost": 1.0,
+    ...     "deadline": {"kind": "constant", "t": 1.5}})
+    >>> opt = optimal_policy_converged(inst, 6, 1e-6)
+    >>> [level for level, _ in opt.history], opt.truncation, opt.actions.shape
+    ([6, 9], 9, (10, 10, 10))
+    >>> bool(abs(opt.history[-1][1] - opt.history[-2][1]) < 1e-6)
+    True
+    """
     rvi_tol = tol / 100.0 if rvi_tol is None else rvi_tol
+    if max_level is None:
+        max_level = DEFAULT_MAX_LEVEL[check_level(instance, truncation)[0]]
     level = int(truncation)
     run = {"progress": progress, "truncation_losses": truncation_losses, "max_iter": max_iter}
     res = optimal_policy(instance, level, rvi_tol, **run)
-    _check_rvi(res)
+    check_converged(res)
     history = [(level, res.cost)]
+    iterations, seconds = res.iterations, res.seconds
     while True:
         nxt = max(level + 1, math.ceil(factor * level))
         if nxt > max_level:
@@ -689,14 +751,18 @@ def optimal_policy_converged(
                 f"below level {max_level} (last levels and costs {history[-3:]})"
             )
         new = optimal_policy(instance, nxt, rvi_tol, h0=res.relative_values, **run)
-        _check_rvi(new)
+        check_converged(new)
         history.append((nxt, new.cost))
+        iterations += new.iterations
+        seconds += new.seconds
         if abs(new.cost - res.cost) < max(tol, rtol * abs(new.cost)):
-            return OptimalPolicy(**{**new.__dict__, "history": tuple(history)})
+            return replace(new, history=tuple(history), iterations=iterations, seconds=seconds)
         level, res = nxt, new
 
 
-def _check_rvi(res: OptimalPolicy) -> None:
+def check_converged(res: OptimalPolicy) -> None:
+    """:class:`~queue_routing.errors.AccuracyError` if relative value iteration stopped at
+    ``max_iter`` before its span bounds met the tolerance."""
     if not res.converged:
         raise AccuracyError(
             f"truncation: relative value iteration at level {res.truncation} did not converge "

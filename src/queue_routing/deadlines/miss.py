@@ -31,8 +31,9 @@ import numpy as np
 from numba import njit
 from scipy.special import gammainc, gammaincc, gammaln, roots_legendre
 
+from ..checks import show
 from ..errors import AccuracyError
-from .model import MAX_SERVERS, RATE_RANGE, Deadline, InstanceError, _show
+from .model import MAX_SERVERS, RATE_RANGE, Deadline, InstanceError
 
 __all__ = [
     "erlang_c",
@@ -239,18 +240,18 @@ def _check_cluster(m: int, mu: float) -> tuple[int, float]:
         or not (1 <= m <= MAX_SERVERS)
         or m != math.floor(m)
     ):
-        raise InstanceError(f"m must be an integer in 1..{MAX_SERVERS}, got {_show(m)}")
+        raise InstanceError(f"m must be an integer in 1..{MAX_SERVERS}, got {show(m)}")
     lo, hi = RATE_RANGE
     if (
         isinstance(mu, bool | np.bool_)
         or not isinstance(mu, int | float | np.integer | np.floating)
         or not (lo <= mu <= hi)
     ):
-        raise InstanceError(f"mu must be a number in [{lo:g}, {hi:g}], got {_show(mu)}")
+        raise InstanceError(f"mu must be a number in [{lo:g}, {hi:g}], got {show(mu)}")
     return int(m), float(mu)
 
 
-def _check_levels(x) -> tuple[np.ndarray, np.ndarray]:
+def check_levels(x) -> tuple[np.ndarray, np.ndarray]:
     """``(array as given, flat int64 copy)`` of numbers of jobs: integers in ``0..2**53``."""
     try:
         xa = np.asarray(x)
@@ -290,7 +291,7 @@ def _log_constant_miss(x: np.ndarray, m: int, mu: float, t: float, on: str) -> n
     return out
 
 
-def _log_miss_probability(flat: np.ndarray, m: int, mu: float, deadline: Deadline) -> np.ndarray:
+def log_miss_probability(flat: np.ndarray, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     """``log P^miss(x)`` for a flat int array ``x`` (``-inf`` where 0), far below the smallest
     double too (e.g. ``-mu t`` below ``m`` jobs): what orders two index values that both
     underflow (``docs/deadlines.md#index-policies``)."""
@@ -338,7 +339,7 @@ def miss_probability(x, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     """
     m, mu = _check_cluster(m, mu)
     _check_deadline(deadline)
-    xa, flat = _check_levels(x)
+    xa, flat = check_levels(x)
     on = deadline.on
     if deadline.kind == "constant":
         out = _constant_miss(flat, m, mu, float(deadline.t), on)
@@ -405,10 +406,10 @@ def erlang_c(m: int, a: float) -> float:
 
 def _check_stable(m: int, mu: float, lam: float) -> float:
     if isinstance(lam, bool | np.bool_) or not isinstance(lam, int | float | np.number):
-        raise InstanceError(f"lam must be a number, got {_show(lam)}")
+        raise InstanceError(f"lam must be a number, got {show(lam)}")
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0):
-        raise InstanceError(f"lam must be finite and >= 0, got {_show(lam)}")
+        raise InstanceError(f"lam must be finite and >= 0, got {show(lam)}")
     if lam >= m * mu:
         raise InstanceError(f"lam = {lam:g} must be < m mu = {m * mu:g} (unstable cluster)")
     return lam
@@ -521,7 +522,7 @@ def stationary_distribution(m: int, mu: float, lam: float, tol: float = _TRUNC_T
     m, mu = _check_cluster(m, mu)
     lam = _check_stable(m, mu, lam)
     if isinstance(tol, bool) or not isinstance(tol, int | float) or not 0.0 < tol < 1.0:
-        raise InstanceError(f"tol must be a number in (0, 1), got {_show(tol)}")
+        raise InstanceError(f"tol must be a number in (0, 1), got {show(tol)}")
     a = lam / mu
     rho = a / m
     c = erlang_c(m, a)
@@ -601,7 +602,7 @@ def _pbar_formula(m: int, mu: float, lam, deadline: Deadline):
     return _mean_over_deadline(lambda t: _sojourn_tail_formula(t, m, mu, lam), deadline)
 
 
-def _pbar_excess(m: int, mu: float, lam: float, deadline: Deadline) -> float:
+def pbar_excess(m: int, mu: float, lam: float, deadline: Deadline) -> float:
     """``P-bar(lam) - P^miss(0) >= 0`` (jobs that find a free server miss with probability
     ``P^miss(0)``; the excess is due to queueing) as a sum of nonnegative terms: the part of
     :func:`_pbar_formula` carrying the Erlang-C factor. Needs ``lam < m mu``."""
@@ -639,15 +640,15 @@ def steady_state_miss(
         pi, _ = stationary_distribution(m, mu, lam)
         p = miss_probability(np.arange(pi.size), m, mu, deadline)
         return float(np.dot(pi, p))
-    raise InstanceError(f"method must be 'tail' or 'sum', got {_show(method)}")
+    raise InstanceError(f"method must be 'tail' or 'sum', got {show(method)}")
 
 
 def _check_rate_in_capacity(m: int, mu: float, lam) -> float:
     if isinstance(lam, bool | np.bool_) or not isinstance(lam, int | float | np.number):
-        raise InstanceError(f"lam must be a number, got {_show(lam)}")
+        raise InstanceError(f"lam must be a number, got {show(lam)}")
     lam = float(lam)
     if not (math.isfinite(lam) and 0.0 <= lam <= m * mu * (1 + 1e-15)):
-        raise InstanceError(f"lam = {_show(lam)} must lie in [0, m mu = {m * mu:g}]")
+        raise InstanceError(f"lam = {show(lam)} must lie in [0, m mu = {m * mu:g}]")
     return lam
 
 
@@ -748,7 +749,7 @@ def _log_increments_constant(x: np.ndarray, m: int, mu: float, t: float, on: str
     return out
 
 
-def _log_miss_increments(flat: np.ndarray, m: int, mu: float, deadline: Deadline) -> np.ndarray:
+def log_miss_increments(flat: np.ndarray, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     """``log(P^miss(x+1) - P^miss(x))`` for a flat int array ``x`` (``-inf`` where 0)."""
     on = deadline.on
     if deadline.kind == "constant":
@@ -788,6 +789,6 @@ def miss_increments(x, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     """
     m, mu = _check_cluster(m, mu)
     _check_deadline(deadline)
-    xa, flat = _check_levels(x)
+    xa, flat = check_levels(x)
     with np.errstate(under="ignore"):
-        return np.exp(_log_miss_increments(flat, m, mu, deadline)).reshape(xa.shape)
+        return np.exp(log_miss_increments(flat, m, mu, deadline)).reshape(xa.shape)

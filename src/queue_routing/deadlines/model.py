@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import show
+
 __all__ = [
     "DEADLINE_KINDS",
     "DEADLINE_RANGE",
@@ -80,25 +82,17 @@ def _number(name: str, value: Any, *, low: float, high: float, allow_low: bool =
     """A JSON number (int or float, not bool, not a string) in ``[low, high]`` (``(low,
     high]`` without ``allow_low``), as a float; one-line :class:`InstanceError` otherwise."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        raise InstanceError(f"{name} must be a JSON number, got {_show(value)}")
+        raise InstanceError(f"{name} must be a JSON number, got {show(value)}")
     if isinstance(value, np.complexfloating):
-        raise InstanceError(f"{name} must be a real number, got {_show(value)}")
+        raise InstanceError(f"{name} must be a real number, got {show(value)}")
     if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
-        raise InstanceError(f"{name} must be finite, got {_show(value)}")
+        raise InstanceError(f"{name} must be finite, got {show(value)}")
     # compare before converting: an int such as 10**400 has no float
     ok = (low <= value if allow_low else low < value) and value <= high
     if not ok:
         bracket = "[" if allow_low else "("
-        raise InstanceError(f"{name} = {_show(value)} must lie in {bracket}{low:g}, {high:g}]")
+        raise InstanceError(f"{name} = {show(value)} must lie in {bracket}{low:g}, {high:g}]")
     return float(value)
-
-
-def _show(value: Any) -> str:
-    """A short rendering of a rejected value (huge ints are summarised)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
-        return f"an integer with {len(str(abs(value)))} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -129,20 +123,20 @@ class Deadline:
     def __post_init__(self) -> None:
         if self.kind not in DEADLINE_KINDS:
             raise InstanceError(
-                f"deadline.kind must be one of {DEADLINE_KINDS}, got {_show(self.kind)}"
+                f"deadline.kind must be one of {DEADLINE_KINDS}, got {show(self.kind)}"
             )
         if self.on not in DEADLINE_TARGETS:
             raise InstanceError(
-                f"deadline.on must be one of {DEADLINE_TARGETS}, got {_show(self.on)}"
+                f"deadline.on must be one of {DEADLINE_TARGETS}, got {show(self.on)}"
             )
         wanted = _KIND_KEYS[self.kind]
         for key in ("t", "low", "high", "mean"):
             value = getattr(self, key)
             if key in wanted:
                 if value is None:
-                    raise InstanceError(f"deadline.{key} is required for kind {_show(self.kind)}")
+                    raise InstanceError(f"deadline.{key} is required for kind {show(self.kind)}")
             elif value is not None:
-                raise InstanceError(f"deadline.{key} is not a parameter of kind {_show(self.kind)}")
+                raise InstanceError(f"deadline.{key} is not a parameter of kind {show(self.kind)}")
         lo, hi = DEADLINE_RANGE
         if self.kind == "constant":
             object.__setattr__(self, "t", _number("deadline.t", self.t, low=lo, high=hi))
@@ -172,7 +166,7 @@ class Deadline:
         """Rate ``1/mean`` of an exponential deadline (per unit time)."""
         if self.kind != "exponential":
             raise InstanceError(
-                f"deadline.theta is only defined for kind 'exponential', not {_show(self.kind)}"
+                f"deadline.theta is only defined for kind 'exponential', not {show(self.kind)}"
             )
         return 1.0 / self.mean
 
@@ -195,12 +189,12 @@ class Deadline:
             raise InstanceError("deadline is missing key 'kind'")
         kind = data["kind"]
         if kind not in DEADLINE_KINDS:
-            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {_show(kind)}")
+            raise InstanceError(f"deadline.kind must be one of {DEADLINE_KINDS}, got {show(kind)}")
         allowed = {"kind", "on", *_KIND_KEYS[kind]}
         extra = sorted(set(data) - allowed)
         if extra:
             raise InstanceError(
-                f"deadline of kind {_show(kind)} has unknown key(s): {', '.join(extra)}"
+                f"deadline of kind {show(kind)} has unknown key(s): {', '.join(extra)}"
             )
         params = {k: data.get(k) for k in _KIND_KEYS[kind]}
         target = data.get("on", on if on is not None else "response")
@@ -227,7 +221,7 @@ class Cluster:
         m = self.servers
         servers = _number("servers", m, low=1, high=MAX_SERVERS)
         if servers != math.floor(servers):
-            raise InstanceError(f"servers must be an integer in 1..{MAX_SERVERS}, got {_show(m)}")
+            raise InstanceError(f"servers must be an integer in 1..{MAX_SERVERS}, got {show(m)}")
         object.__setattr__(self, "servers", int(servers))
         lo, hi = RATE_RANGE
         object.__setattr__(self, "rate", _number("service_rates", self.rate, low=lo, high=hi))
@@ -358,7 +352,7 @@ class Instance:
         servers, rates = data["servers"], data["service_rates"]
         for key, value in (("servers", servers), ("service_rates", rates)):
             if not isinstance(value, list | tuple):
-                raise InstanceError(f"{key} must be a list, got {_show(value)}")
+                raise InstanceError(f"{key} must be a list, got {show(value)}")
         if len(servers) != len(rates):
             raise InstanceError(
                 f"servers has length {len(servers)} but service_rates has length {len(rates)}"

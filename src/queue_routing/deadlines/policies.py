@@ -6,19 +6,21 @@ take: the Bernoulli-splitting probabilities (:func:`split_probabilities`), the i
 (:func:`simulate_policy`), and the library entry point :func:`evaluate` (exact evaluation on
 the truncated chain of :mod:`.markov`, or simulation by :mod:`.simulation`).
 
-Errors in the arguments of this layer are :class:`PolicyError` (a ``ValueError``) with a
+Errors in the arguments of this layer are :class:`~queue_routing.errors.ArgumentError` (a
+``ValueError``; :class:`PolicyError` is the same class under its former name) with a
 one-line message that starts with the argument's name; an answer the code cannot trust (a
 truncation or an index table that still decides the result) raises
 :class:`~queue_routing.errors.AccuracyError` instead of being returned.
 
-Limits (each refused with a :class:`PolicyError`): index functions and simulation tables
-up to :data:`~queue_routing.deadlines.indices.MAX_UPTO` jobs per cluster; an explicit
-truncation level with at most 2 000 000 states; simulations of at most
+Limits (each refused with an :class:`~queue_routing.errors.ArgumentError`): index functions
+and simulation tables up to :data:`~queue_routing.deadlines.indices.MAX_UPTO` jobs per
+cluster; an explicit truncation level with at most 2 000 000 states; simulations of at most
 :data:`MAX_SIMULATED_ARRIVALS` arrivals per replication.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable
@@ -27,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AccuracyError
-from ..user_policy import UserPolicy, resolve_policy
+from ..checks import integer, is_int, show, time_length
+from ..errors import AccuracyError, ArgumentError, TableBoundWarning
+from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, resolve_policy
 from .indices import (
     MAX_UPTO,
     UNDERFLOW,
@@ -42,8 +45,9 @@ from .indices import (
     rb_log_index,
 )
 from .markov import (
-    _MAX_STATES,
+    MAX_STATES,
     ChainResult,
+    check_converged,
     evaluate_actions,
     evaluate_index_policy,
     evaluate_split,
@@ -51,9 +55,10 @@ from .markov import (
     optimal_policy_converged,
 )
 from .miss import f as miss_rate_of
-from .model import Instance, _show
+from .model import Instance
 from .simulation import ReplicationBlock, SimulationResult, simulate, simulate_replications
 from .splitting import BernoulliSplit, optimal_split
+from .three_cluster import stationary_3
 
 __all__ = [
     "AUTO_FACTOR",
@@ -88,7 +93,7 @@ __all__ = [
 #: * ``"pi"``: index policy of one policy-improvement step from Bernoulli splitting;
 #: * ``"rb"``: index policy of the restless-bandit marginal productivity index;
 #: * ``"optimal"``: the average-cost optimal policy of the truncated chain (relative value
-#:   iteration; exact evaluation of two clusters only).
+#:   iteration; exact evaluation only, up to three clusters).
 POLICIES = ("bs", "io", "pi", "rb", "optimal")
 #: One line on each policy (the CLI's help shows them).
 POLICY_DESCRIPTIONS = {
@@ -96,7 +101,7 @@ POLICY_DESCRIPTIONS = {
     "io": "index policy, index = the job's own miss probability",
     "pi": "index policy of one policy-improvement step from Bernoulli splitting",
     "rb": "index policy of the restless-bandit (Whittle-type) index",
-    "optimal": "the optimal policy of the truncated chain (two clusters, exact only)",
+    "optimal": "the optimal policy of the truncated chain (up to three clusters, exact only)",
 }
 #: The policies given by an index table.
 INDEX_POLICIES = ("io", "pi", "rb")
@@ -123,30 +128,26 @@ AUTO_MAX_ITERATIONS = 50_000
 MAX_SIMULATED_ARRIVALS = 10**10
 
 
-class TableBoundWarning(UserWarning):
-    """A simulation in which the end of an index table may have decided some arrivals."""
-
-
-class PolicyError(ValueError):
-    """A bad argument of the policy layer; ``argument`` names it, and so does the message."""
-
-    def __init__(self, argument: str, message: str):
-        self.argument = argument
-        super().__init__(message)
+#: The error of a bad argument of the policy layer, under its former name: the shared
+#: :class:`~queue_routing.errors.ArgumentError` itself (``argument`` names the argument, and
+#: so does the message). :class:`TableBoundWarning` is likewise the shared
+#: :class:`~queue_routing.errors.TableBoundWarning`.
+PolicyError = ArgumentError
 
 
 def _check_policy(policy: Any, allowed: tuple[str, ...] = POLICIES) -> str:
     if not isinstance(policy, str) or policy not in allowed:
-        raise PolicyError(
-            "policy", f"policy must be one of {', '.join(allowed)}; got {_show(policy)}"
+        raise ArgumentError(
+            "policy", f"policy must be one of {', '.join(allowed)}; got {show(policy)}"
         )
     return policy
 
 
-def _policy_or_user(policy: Any, allowed: tuple[str, ...]) -> str | UserPolicy:
+def policy_or_user(policy: Any, allowed: tuple[str, ...]) -> str | UserPolicy:
     """A name of ``allowed``, or a user index policy (``"path.py:name"``, a callable
     ``index(server, jobs, instance)`` or a :class:`~queue_routing.user_policy.UserPolicy`;
-    :mod:`queue_routing.user_policy`); a :class:`PolicyError` naming the choices otherwise."""
+    :mod:`queue_routing.user_policy`); an :class:`~queue_routing.errors.ArgumentError` naming
+    the choices otherwise."""
     if isinstance(policy, str) and (policy in allowed or ":" not in policy):
         return _check_policy(policy, allowed)
     return resolve_policy(policy, allowed)
@@ -158,7 +159,7 @@ def user_index_table(instance: Instance, policy: UserPolicy, upto: int) -> Index
     ``docs/README.md#your-own-policy``). Its rows' indexability is checked and recorded in
     ``checks`` but not warned about: a user policy need not be monotone. The policy decides
     by this table as it stands (:func:`decision_table` leaves it unchanged)."""
-    upto = _check_int("upto", upto, 0, MAX_UPTO)
+    upto = integer("upto", upto, 0, MAX_UPTO)
     table = policy.index_table(instance.n_clusters, upto, instance)
     checks = tuple(check_indexable(r) for r in table)
     return IndexTable(policy=policy.name, table=table, checks=checks)
@@ -171,34 +172,14 @@ def _table_of(instance, policy, upto, split=None) -> IndexTable:
     return index_table(instance, policy, upto, split=split)
 
 
-def _check_instance(instance: Any) -> Instance:
+def check_instance(instance: Any) -> Instance:
+    """``instance`` if it is an :class:`~queue_routing.deadlines.model.Instance`; an
+    :class:`~queue_routing.errors.ArgumentError` naming ``instance`` otherwise."""
     if not isinstance(instance, Instance):
-        raise PolicyError(
+        raise ArgumentError(
             "instance", f"instance must be an Instance, got {type(instance).__name__}"
         )
     return instance
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """An integer in ``low..high`` (``PolicyError`` naming ``name`` otherwise)."""
-    if not _is_int(value) or value < low or (high is not None and value > high):
-        allowed = f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
-        raise PolicyError(name, f"{name} must be {allowed}, got {_show(value)}")
-    return int(value)
-
-
-def _check_time(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
-        raise PolicyError(name, f"{name} must be a number, got {_show(value)}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        sign = ">=" if allow_zero else ">"
-        raise PolicyError(name, f"{name} must be finite and {sign} 0, got {_show(value)}")
-    return v
 
 
 # -- Bernoulli splitting -------------------------------------------------------------------
@@ -289,9 +270,9 @@ def index_table(
     in ``checks`` (never hidden). ``upto`` is at most
     :data:`~queue_routing.deadlines.indices.MAX_UPTO`; ``split`` reuses a PI split.
     """
-    _check_instance(instance)
+    check_instance(instance)
     _check_policy(policy, INDEX_POLICIES)
-    upto = _check_int("upto", upto, 0, MAX_UPTO)
+    upto = integer("upto", upto, 0, MAX_UPTO)
     rates = np.zeros(0)
     if policy == "pi":
         split = optimal_split(instance) if split is None else split
@@ -363,7 +344,7 @@ def index_function(instance: Instance, policy: str, cluster: int, upto: int) -> 
     ``O(upto)``; PI still solves the instance's Bernoulli splitting for the cluster's rate),
     with the same :class:`~queue_routing.deadlines.indices.IndexabilityWarning` if it is not
     monotone. ``upto`` is at most :data:`~queue_routing.deadlines.indices.MAX_UPTO` (100 000
-    jobs; :class:`PolicyError` beyond).
+    jobs; :class:`~queue_routing.errors.ArgumentError` beyond).
 
     A job finding a free server misses a response deadline ``t`` iff its service outlasts
     ``t``, so IO's index is ``e^{-mu t}`` below ``m`` jobs (here ``m = 3``, ``mu = 1``):
@@ -379,12 +360,12 @@ def index_function(instance: Instance, policy: str, cluster: int, upto: int) -> 
     >>> bool((index_function(inst, "pi", 2, 4) == index_table(inst, "pi", 4).table[1]).all())
     True
     """
-    _check_instance(instance)
+    check_instance(instance)
     _check_policy(policy, INDEX_POLICIES)
     n = instance.n_clusters
-    if not _is_int(cluster) or not 1 <= cluster <= n:
-        raise PolicyError("cluster", f"cluster must be in 1..{n}, got {_show(cluster)}")
-    upto = _check_int("upto", upto, 0, MAX_UPTO)
+    if not is_int(cluster) or not 1 <= cluster <= n:
+        raise ArgumentError("cluster", f"cluster must be in 1..{n}, got {show(cluster)}")
+    upto = integer("upto", upto, 0, MAX_UPTO)
     rates = np.array(optimal_split(instance).rates, dtype=float) if policy == "pi" else None
     row, _ = _index_row(instance, policy, int(cluster) - 1, int(upto), rates)
     chk = check_indexable(row)
@@ -403,7 +384,7 @@ def simulate_policy(
     replications: int,
     seed: int,
     keys: tuple = (),
-    table_size: int = 400,
+    table_size: int = DEFAULT_TABLE_SIZE,
     table: IndexTable | None = None,
     split: BernoulliSplit | None = None,
     progress: Callable[..., Any] | None = None,
@@ -429,14 +410,14 @@ def simulate_policy(
     ``docs/README.md#your-own-policy``), tabulated by :func:`user_index_table` over ``x =
     0..table_size``, with the same rule and the same table-bound report.
     """
-    _check_instance(instance)
-    policy = _policy_or_user(policy, ("bs", *INDEX_POLICIES))
-    horizon = _check_time("horizon", horizon)
-    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
-    replications = _check_int("replications", replications, 2)
-    seed = _check_int("seed", seed, 0)
+    check_instance(instance)
+    policy = policy_or_user(policy, ("bs", *INDEX_POLICIES))
+    horizon = time_length("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else time_length("warmup", warmup, allow_zero=True)
+    replications = integer("replications", replications, 2)
+    seed = integer("seed", seed, 0)
     if not isinstance(keys, tuple | list):
-        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+        raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
     _check_arrivals(instance, horizon, warmup)
     run = {
         "horizon": horizon,
@@ -456,7 +437,7 @@ def simulate_policy(
 def _check_arrivals(instance: Instance, horizon: float, warmup: float) -> None:
     arrivals = instance.arrival_rate * (warmup + horizon)
     if arrivals > MAX_SIMULATED_ARRIVALS:
-        raise PolicyError(
+        raise ArgumentError(
             "horizon",
             f"horizon: arrival_rate * (warmup + horizon) = {arrivals:.3g} arrivals per "
             f"replication exceeds {MAX_SIMULATED_ARRIVALS:.0e}",
@@ -470,13 +451,13 @@ def _routing(instance, policy, table_size, table, split):
         return {"split": split_probabilities(instance, split)}, None
     name = policy.name if isinstance(policy, UserPolicy) else policy
     if table is None:
-        size = _check_int("table_size", table_size, 1, MAX_UPTO)
+        size = integer("table_size", table_size, 1, MAX_UPTO)
         table = _table_of(instance, policy, size)
     elif not isinstance(table, IndexTable):
-        raise PolicyError("table", f"table must be an IndexTable, got {type(table).__name__}")
+        raise ArgumentError("table", f"table must be an IndexTable, got {type(table).__name__}")
     elif table.policy != name:
-        raise PolicyError(
-            "table", f"table is an index table of {table.policy!r}, not {_show(name)}"
+        raise ArgumentError(
+            "table", f"table is an index table of {table.policy!r}, not {show(name)}"
         )
     return {"index": decision_table(instance, table)}, table
 
@@ -490,7 +471,7 @@ def simulate_policy_replications(
     warmup: float | None = None,
     seed: int,
     keys: tuple = (),
-    table_size: int = 400,
+    table_size: int = DEFAULT_TABLE_SIZE,
     table: IndexTable | None = None,
     split: BernoulliSplit | None = None,
     progress: Callable[..., Any] | None = None,
@@ -501,13 +482,13 @@ def simulate_policy_replications(
     bit for bit replication ``r`` of the unsplit run, so a study split into replication
     blocks (:mod:`queue_routing.workflow.chunks`) reassembles exactly. No
     :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts."""
-    _check_instance(instance)
-    policy = _policy_or_user(policy, ("bs", *INDEX_POLICIES))
-    horizon = _check_time("horizon", horizon)
-    warmup = 0.1 * horizon if warmup is None else _check_time("warmup", warmup, allow_zero=True)
-    seed = _check_int("seed", seed, 0)
+    check_instance(instance)
+    policy = policy_or_user(policy, ("bs", *INDEX_POLICIES))
+    horizon = time_length("horizon", horizon)
+    warmup = 0.1 * horizon if warmup is None else time_length("warmup", warmup, allow_zero=True)
+    seed = integer("seed", seed, 0)
     if not isinstance(keys, tuple | list):
-        raise PolicyError("keys", f"keys must be a tuple, got {type(keys).__name__}")
+        raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
     _check_arrivals(instance, horizon, warmup)
     routing, _ = _routing(instance, policy, table_size, table, split)
     return simulate_replications(
@@ -540,7 +521,7 @@ def evaluate(
     horizon: float = 20000.0,
     warmup: float | None = None,
     replications: int = 10,
-    table_size: int = 400,
+    table_size: int = DEFAULT_TABLE_SIZE,
     seed: int = 0,
     keys: tuple = (),
     progress: Callable[..., Any] | None = None,
@@ -551,12 +532,16 @@ def evaluate(
 
     * with ``truncation=None`` (the default) the answer does not depend on a truncation:
       BS is its closed form ``R lam_0 + sum_k f_k(lam_k)`` (no chain, ``truncation`` None);
-      an index policy and ``"optimal"`` (2 clusters) are solved on the chain truncated at
+      an index policy and ``"optimal"`` are solved on the chain truncated at
       levels ``AUTO_START[n]`` (60, or 30 for three clusters), times :data:`AUTO_FACTOR`,
       ... until the cost moves by less than :data:`AUTO_RTOL` (relative) between two levels
       and the rate of arrivals whose decision the level changed is at most
       :data:`AUTO_TRUNCATION_TOL` of ``lam``; jobs the truncation turns away are then
-      counted as lost (not charged ``R``: see :mod:`.markov`). The level stays within
+      counted as lost (not charged ``R``: see :mod:`.markov`). ``"optimal"`` is
+      :func:`~queue_routing.deadlines.markov.optimal_policy_converged` (relative value
+      iteration, each level warm-started from the last), its decision table then evaluated
+      on the chain (for three clusters by the compiled iterative solver
+      :func:`~queue_routing.deadlines.three_cluster.stationary_3`). The level stays within
       :data:`AUTO_MAX_STATES` states (499 for two clusters, 62 for three) and
       :data:`AUTO_MAX_LEVEL`; if the cost is not stable there,
       :class:`~queue_routing.errors.AccuracyError` gives the level reached and the last
@@ -577,9 +562,10 @@ def evaluate(
     the table decided a measured arrival), streams from ``seed`` and ``keys``; returns a
     :class:`~queue_routing.deadlines.simulation.SimulationResult`.
 
-    Both results' ``to_dict()`` give ``{"cost_rate", "rejection_rate", "miss_rate",
-    "ci95"}`` (``ci95`` is ``None`` for the exact method). Bad arguments raise a
-    :class:`PolicyError` whose message starts with the argument's name.
+    Both results' ``to_dict()`` give ``{"cost", "rejection_rate", "miss_rate", "ci95"}``
+    (``ci95`` is ``None`` for the exact method). Bad arguments raise an
+    :class:`~queue_routing.errors.ArgumentError` whose message starts with the argument's
+    name.
 
     The optimal policy is never beaten, and simulation agrees with the exact chain:
 
@@ -592,8 +578,8 @@ def evaluate(
     True
     >>> out = exact["pi"].to_dict()
     >>> sorted(out), out["ci95"]
-    (['ci95', 'cost_rate', 'miss_rate', 'rejection_rate'], None)
-    >>> bool(abs(out["cost_rate"] - (2.0 * out["rejection_rate"] + out["miss_rate"])) < 1e-12)
+    (['ci95', 'cost', 'miss_rate', 'rejection_rate'], None)
+    >>> bool(abs(out["cost"] - (2.0 * out["rejection_rate"] + out["miss_rate"])) < 1e-12)
     True
     >>> sim = evaluate(inst, "pi", method="simulation", horizon=2000.0, table_size=60)
     >>> bool(abs(sim.cost - exact["pi"].cost) < 3 * sim.ci95), sim.replications
@@ -607,43 +593,37 @@ def evaluate(
     ``docs/README.md#your-own-policy``), evaluated like a built-in index policy: exactly on
     the chain from its table up to each level (:func:`user_index_table`), or by simulation.
     """
-    _check_instance(instance)
-    policy = _policy_or_user(policy, POLICIES)
+    check_instance(instance)
+    policy = policy_or_user(policy, POLICIES)
     if not isinstance(method, str) or method not in METHODS:
-        raise PolicyError(
-            "method", f"method must be one of {', '.join(METHODS)}; got {_show(method)}"
+        raise ArgumentError(
+            "method", f"method must be one of {', '.join(METHODS)}; got {show(method)}"
         )
     n = instance.n_clusters
     if method == "exact":
         if n > 3:
-            raise PolicyError(
+            raise ArgumentError(
                 "method", f"method exact handles at most 3 clusters, got {n}; use simulation"
             )
-        if policy == "optimal" and n != 2:
-            raise PolicyError("policy", f"policy optimal is implemented for 2 clusters, got {n}")
         if truncation is None:
             return _evaluate_auto(instance, policy, progress)
-        level = _check_int("truncation", truncation, 1)
-        if (level + 1) ** n > _MAX_STATES:
-            raise PolicyError(
+        level = integer("truncation", truncation, 1)
+        if (level + 1) ** n > MAX_STATES:
+            raise ArgumentError(
                 "truncation",
                 f"truncation: (truncation + 1)^{n} = {(level + 1) ** n:.3g} states exceeds "
-                f"{_MAX_STATES}",
+                f"{MAX_STATES}",
             )
         if policy == "optimal":
             opt = optimal_policy(instance, level, progress=progress)
-            if not opt.converged:
-                raise AccuracyError(
-                    f"truncation: relative value iteration at level {level} did not converge "
-                    f"in {opt.iterations} iterations (span {opt.upper - opt.lower:.3g})"
-                )
+            check_converged(opt)
             return _finite(evaluate_actions(instance, opt.actions, level))
         if policy == "bs":
             return _finite(evaluate_split(instance, level))
         table = decision_table(instance, _table_of(instance, policy, level))
         return _finite(evaluate_index_policy(instance, table, level))
     if policy == "optimal":
-        raise PolicyError("policy", "policy optimal is evaluated exactly only (use method exact)")
+        raise ArgumentError("policy", "policy optimal is evaluated exactly only (use method exact)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TableBoundWarning)
         res = simulate_policy(
@@ -744,7 +724,9 @@ def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
             truncation_losses=True,
             max_iter=AUTO_MAX_ITERATIONS,
         )
-        res = evaluate_actions(instance, opt.actions, opt.truncation)
+        # three clusters: the compiled iterative solver (a sparse LU of (L+1)^3 states fills)
+        solver = None if n < 3 else functools.partial(stationary_3, tol=AUTO_RTOL * scale / 10.0)
+        res = evaluate_actions(instance, opt.actions, opt.truncation, solver=solver)
         if res.truncation_rate > AUTO_TRUNCATION_TOL * lam:
             raise AccuracyError(
                 f"truncation: at level {opt.truncation} the truncation still decides "

@@ -67,14 +67,16 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..checks import nonnegative_int, replication_count, time_length
+from .. import stats
+from ..checks import nonnegative_int, replication_count, show, time_length
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
-from .model import Deadline, Instance, _show
+from .model import Deadline, Instance
 
 __all__ = [
     "MAX_JOBS_IN_CLUSTER",
+    "SIMULATE_KEY",
     "STREAMS",
     "ReplicationBlock",
     "SimulationResult",
@@ -86,7 +88,9 @@ __all__ = [
 #: Abort a replication when one cluster holds more jobs than this (an unstable policy).
 MAX_JOBS_IN_CLUSTER = 20_000_000
 
-_STREAM = "deadlines-sim"
+#: The first key of every stream of this simulator (and of the decision-table simulator of
+#: :mod:`.three_cluster`): ``seed_sequence(seed, SIMULATE_KEY, *keys, r, stream)``.
+SIMULATE_KEY = "deadlines-sim"
 #: The kernel's named random streams (``docs/deadlines.md#common-random-numbers``):
 #: inter-arrival times, the jobs' work (``Exp(1)``), their deadlines, Bernoulli's coin.
 STREAMS = ("arrivals", "work", "deadlines", "routing")
@@ -96,7 +100,7 @@ STREAMS = ("arrivals", "work", "deadlines", "routing")
 _KIND_CODES = {"constant": 0, "uniform": 1, "exponential": 2}
 
 
-def _deadline_arguments(deadline: Deadline) -> tuple[int, float, float]:
+def deadline_arguments(deadline: Deadline) -> tuple[int, float, float]:
     """``(kind code, p1, p2)`` of the kernel for a (validated) deadline law."""
     code = _KIND_CODES[deadline.kind]
     if code == 0:
@@ -126,7 +130,7 @@ def _sift_down(heap, k, size, i):  # pragma: no cover - compiled
 
 # -- random numbers: the shared xoshiro256** of queue_routing.rng ----------------------------
 @njit(cache=True, nogil=True, inline="always")
-def _exponential(u):  # pragma: no cover - compiled
+def exponential(u):  # pragma: no cover - compiled
     """Unit-mean exponential by inversion of a uniform ``u`` on ``[0, 1)``: ``-log(1 - u)``
     (``1 - u`` is exact on the ``2^-53`` grid and never 0, so the value is finite)."""
     return -math.log(1.0 - u)
@@ -207,7 +211,7 @@ def _kernel(
     inf = np.inf
     t = 0.0
     while True:
-        t += _exponential(next_uniform(s_arrivals)) / lam
+        t += exponential(next_uniform(s_arrivals)) / lam
         if t >= t_end:
             break
         u_work = next_uniform(s_work)  # drawn by every arrival: the streams stay in step
@@ -277,7 +281,7 @@ def _kernel(
         start = free[k, 0]
         if start < t:
             start = t
-        finish = start + _exponential(u_work) / mu[k]
+        finish = start + exponential(u_work) / mu[k]
         free[k, 0] = finish
         _sift_down(free, k, m[k], 0)
         events += 1
@@ -303,7 +307,7 @@ def _kernel(
             elif kind == 1:
                 tau = p1 + (p2 - p1) * u_deadline
             else:
-                tau = p1 * _exponential(u_deadline)
+                tau = p1 * exponential(u_deadline)
             delay = start - t if on_wait else finish - t
             admissions += 1
             adm_k[k] += 1
@@ -397,10 +401,10 @@ class SimulationResult(Replicated):
     table_bound: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the CLI contract: ``{"cost_rate", "rejection_rate",
-        "miss_rate", "ci95"}`` (``cost_rate`` is :attr:`cost`, ``ci95`` its half-width)."""
+        """The JSON object of the CLI contract: ``{"cost", "rejection_rate", "miss_rate",
+        "ci95"}`` (``ci95`` is the half-width of :attr:`cost`)."""
         return {
-            "cost_rate": float(self.cost),
+            "cost": float(self.cost),
             "rejection_rate": float(self.rejection_rate),
             "miss_rate": float(self.miss_rate),
             "ci95": float(self.ci95),
@@ -441,8 +445,9 @@ def _index_table(index: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
 def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
     """The kernel's stream states (uint64, shape ``(4, 4)``) for one replication.
 
-    Row ``s`` is seeded by ``seed_sequence(seed, "deadlines-sim", *keys, replication,
-    STREAMS[s])`` (:func:`~queue_routing.seeding.stream_states`); the policy is not a key, so
+    Row ``s`` is seeded by ``seed_sequence(seed, SIMULATE_KEY, *keys, replication,
+    STREAMS[s])`` (:data:`SIMULATE_KEY` ``= "deadlines-sim"``,
+    :func:`~queue_routing.seeding.stream_states`); the policy is not a key, so
     every policy simulated with the same ``seed``, ``keys`` and replication index sees the same
     jobs (``docs/deadlines.md#common-random-numbers``).
 
@@ -450,7 +455,7 @@ def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
     >>> a.shape, bool((a == replication_states(1, ("k",), 0)).all())
     ((4, 4), True)
     """
-    return stream_states(seed, _STREAM, *keys, replication, streams=STREAMS)
+    return stream_states(seed, SIMULATE_KEY, *keys, replication, streams=STREAMS)
 
 
 def _routing_arrays(instance: Instance, index: Any, split: Any):
@@ -467,7 +472,7 @@ def _routing_arrays(instance: Instance, index: Any, split: Any):
         return 0, table, xlen, np.zeros(n + 1)
     p = np.asarray(split, dtype=float).ravel()
     if p.size != n + 1 or np.any(~np.isfinite(p)) or np.any(p < 0):
-        raise ValueError(f"split must be n + 1 = {n + 1} probabilities >= 0, got {_show(split)}")
+        raise ValueError(f"split must be n + 1 = {n + 1} probabilities >= 0, got {show(split)}")
     if abs(p.sum() - 1.0) > 1e-9:
         raise ValueError(f"split must sum to 1, got {p.sum()!r}")
     if p[0] > 0 and rejection_cost is None:
@@ -476,10 +481,11 @@ def _routing_arrays(instance: Instance, index: Any, split: Any):
 
 
 @dataclass(frozen=True)
-class ReplicationBlock:
+class ReplicationBlock(stats.ReplicationBlock):
     """Replications ``indices`` of one policy on one instance (:func:`simulate_replications`):
     the per-replication values behind :class:`SimulationResult`, shape ``(len(indices),)``
-    unless stated (rates per unit time over the ``horizon``).
+    unless stated (rates per unit time over the ``horizon``); ``events`` and
+    ``table_bound`` sum them over the block (:class:`queue_routing.stats.ReplicationBlock`).
 
     Attributes
     ----------
@@ -515,20 +521,11 @@ class ReplicationBlock:
     cluster_misses: np.ndarray = field(repr=False)
     cluster_miss_probabilities: np.ndarray = field(repr=False)
     events_per_replication: tuple[int, ...]
-    table_bound_per_replication: tuple[int, ...]
+    # required here (the protocol's class attribute would make it default to ())
+    table_bound_per_replication: tuple[int, ...] = field()
     horizon: float
     warmup: float
     kernel_seconds: float = field(compare=False)
-
-    @property
-    def events(self) -> int:
-        """Arrivals plus departures of admitted jobs, all replications."""
-        return sum(self.events_per_replication)
-
-    @property
-    def table_bound(self) -> int:
-        """Measured arrivals decided by the end of the index table, all replications."""
-        return sum(self.table_bound_per_replication)
 
 
 def _replications(
@@ -538,7 +535,7 @@ def _replications(
     m = np.ascontiguousarray(instance.servers, dtype=np.int64)
     mu = np.ascontiguousarray(instance.service_rates, dtype=float)
     n = m.size
-    kind, p1, p2 = _deadline_arguments(instance.deadline)
+    kind, p1, p2 = deadline_arguments(instance.deadline)
     rejection_cost = instance.rejection_cost
     rcost = math.inf if rejection_cost is None else float(rejection_cost)
     h = time_length("horizon", horizon)
@@ -678,7 +675,7 @@ def simulate(
         Independent replications (>= 2).
     seed, keys:
         Replication ``r`` draws from the streams :data:`STREAMS` of
-        :func:`replication_states` (``seed_sequence(seed, "deadlines-sim", *keys, r,
+        :func:`replication_states` (``seed_sequence(seed, SIMULATE_KEY, *keys, r,
         stream)``); the same arguments reproduce the result bit for bit, and every policy
         simulated with the same ``seed`` and ``keys`` sees the same jobs in replication ``r``
         (common random numbers, ``docs/deadlines.md#common-random-numbers``).

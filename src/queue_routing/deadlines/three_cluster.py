@@ -1,22 +1,17 @@
-"""Three clusters of Part B on the truncated chain, compiled: the optimal policy by relative
-value iteration, the exact evaluation of any policy by an iterative stationary solver, and a
-simulation of a decision table (``docs/deadlines.md#three-clusters``); Niño-Mora (2012).
+"""Three clusters of Part B on the truncated chain, compiled: the exact evaluation of any
+policy by an iterative stationary solver, and a simulation of a decision table
+(``docs/deadlines.md#three-clusters``); Niño-Mora (2012).
 
-The chain and the MDP are those of :mod:`.markov` (state ``x = (x_1..x_n)``, ``x_k = 0..L``
-jobs in cluster ``k``, ``L`` the ``truncation``; ``docs/deadlines.md#truncated-chain`` and
-``#optimal-policy``). Two things do not scale from two to three clusters there: the
-vectorised value iteration built ``n + 1`` temporary grids per iteration, and the sparse
-direct solve of the stationary law fills its LU factors (``(L+1)^3`` states at ``L = 40``:
-28 s, at ``L = 50``: 390 s on our machine). This module replaces both by numba kernels over
-the flat state grid and keeps everything else (decision rules, truncation semantics, the
-:class:`~queue_routing.deadlines.markov.ChainResult` and
-:class:`~queue_routing.deadlines.markov.OptimalPolicy` results):
+The chain is that of :mod:`.markov` (state ``x = (x_1..x_n)``, ``x_k = 0..L`` jobs in
+cluster ``k``, ``L`` the ``truncation``; ``docs/deadlines.md#truncated-chain``), and so is
+the optimal policy for every number of clusters (:func:`~.markov.optimal_policy`,
+:func:`~.markov.optimal_policy_converged`: a compiled relative value iteration). What does not
+scale from two to three clusters is the sparse direct solve of the stationary law: its LU
+factors fill (``(L+1)^3`` states: 28 s at ``L = 40``, 390 s at ``L = 50`` on the machine of
+the README's "Benchmarks"). This module replaces it by numba kernels over the flat state
+grid and keeps everything else (decision rules, truncation semantics, the
+:class:`~queue_routing.deadlines.markov.ChainResult`):
 
-* :func:`optimal_policy_3` is :func:`~queue_routing.deadlines.markov.optimal_policy`, whose
-  compiled kernel was written for this module and now serves every number of clusters (the
-  vectorised iteration, :func:`~queue_routing.deadlines.markov.optimal_policy_vectorised`, is
-  kept as its bit-for-bit reference); :func:`optimal_policy_3_converged` raises the level as
-  :func:`~queue_routing.deadlines.markov.optimal_policy_converged` does.
 * :func:`stationary_3` solves ``pi Q = 0`` by power iteration of the uniformised chain
   while it runs value iteration on the policy's cost, whose span bounds bracket the exact
   average cost; it stops when the bracket is within ``tol`` and the stationary law's cost
@@ -27,14 +22,13 @@ the flat state grid and keeps everything else (decision rules, truncation semant
 
 The kernels take ``n <= 3`` clusters (a system of fewer clusters is padded with clusters of
 one level, which can never admit), so the same code is checked against :mod:`.markov` on two
-clusters. Memory: ``(L+1)^n`` doubles per array; the value iteration holds two arrays, the
-evaluation five plus the ``(L+1)^n x 3`` routing table.
+clusters. Memory: ``(L+1)^n`` doubles per array; the evaluation holds five plus the
+``(L+1)^n x 3`` routing table.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,105 +40,27 @@ from ..rng import next_uniform
 from ..stats import Replicated, t_half_width
 from . import markov
 from .markov import (
-    _PAD,
+    KERNEL_AXES,
     LOST,
     REJECT,
     ChainResult,
-    OptimalPolicy,
-    _check_level,
-    _padded,
-    _uniformisation,
+    check_level,
+    padded_grid,
+    span_close,
+    span_widen,
+    state_grid,
+    uniformisation_rate,
 )
 from .model import Instance
-from .simulation import _deadline_arguments, _exponential, replication_states
+from .simulation import deadline_arguments, exponential, replication_states
 
 __all__ = [
     "ActionSimulation",
     "evaluate_3",
-    "optimal_policy_3",
-    "optimal_policy_3_converged",
     "product_form_3",
     "simulate_actions",
     "stationary_3",
 ]
-
-
-def optimal_policy_3(
-    instance: Instance,
-    truncation: int,
-    tol: float = 1e-9,
-    *,
-    max_iter: int = 200_000,
-    h0: np.ndarray | None = None,
-    truncation_losses: bool = False,
-) -> OptimalPolicy:
-    """:func:`~queue_routing.deadlines.markov.optimal_policy` without its progress reports
-    (same arguments, result and stopping rule: span bounds within ``tol``, cost per unit
-    time; the same compiled kernel), for ``n <= 3`` clusters at level ``L = truncation``
-    (``(L+1)^n`` states): relative value iteration of ``docs/deadlines.md#optimal-policy``,
-    uniformised at
-    ``Lambda = lam + sum_k m_k mu_k``. ``h0`` warm-starts it (shape ``(L'+1,)*n``, cropped
-    or edge-padded).
-
-    >>> from queue_routing.deadlines import Instance
-    >>> inst = Instance.from_dict({"arrival_rate": 3.0, "servers": [2, 1, 1],
-    ...     "service_rates": [1.0, 0.8, 0.6], "rejection_cost": 2.0,
-    ...     "deadline": {"kind": "constant", "t": 1.5}})
-    >>> opt = optimal_policy_3(inst, 12, 1e-8)
-    >>> opt.converged, opt.actions.shape
-    (True, (13, 13, 13))
-    >>> res = evaluate_3(inst, "actions", 12, actions=opt.actions, tol=1e-9)
-    >>> bool(abs(res.cost - opt.cost) < 1e-7)
-    True
-    """
-    return markov.optimal_policy(
-        instance, truncation, tol, max_iter=max_iter, h0=h0, truncation_losses=truncation_losses
-    )
-
-
-def optimal_policy_3_converged(
-    instance: Instance,
-    truncation: int,
-    tol: float = 1e-6,
-    *,
-    factor: float = 1.5,
-    max_level: int = 120,
-    rvi_tol: float | None = None,
-    truncation_losses: bool = False,
-    max_iter: int = 200_000,
-) -> OptimalPolicy:
-    """Raise the level ``L0 = truncation, ceil(factor L0), ...`` until the optimal cost of
-    :func:`optimal_policy_3` moves by less than ``tol`` (cost per unit time; relative value
-    iteration to ``rvi_tol``, default ``tol / 100``, each level warm-started from the last),
-    as :func:`~queue_routing.deadlines.markov.optimal_policy_converged`. Returns the policy at
-    the final level with ``history`` ``((L, cost), ...)`` and ``iterations``/``seconds``
-    summed over the levels; :class:`~queue_routing.errors.AccuracyError` past ``max_level``
-    or when value iteration does not converge at a level."""
-    rvi_tol = tol / 100.0 if rvi_tol is None else rvi_tol
-    level = int(truncation)
-    run = {"truncation_losses": truncation_losses, "max_iter": max_iter}
-    res = optimal_policy_3(instance, level, rvi_tol, **run)
-    markov._check_rvi(res)
-    history = [(level, res.cost)]
-    iterations, seconds = res.iterations, res.seconds
-    while True:
-        nxt = max(level + 1, math.ceil(factor * level))
-        if nxt > max_level:
-            raise AccuracyError(
-                f"truncation: optimal cost not stable to {tol:.3g} below level {max_level} "
-                f"(last levels and costs {history[-3:]})"
-            )
-        new = optimal_policy_3(instance, nxt, rvi_tol, h0=res.relative_values, **run)
-        markov._check_rvi(new)
-        history.append((nxt, new.cost))
-        iterations += new.iterations
-        seconds += new.seconds
-        if abs(new.cost - res.cost) < tol:
-            return OptimalPolicy(
-                **{**new.__dict__, "history": tuple(history), "iterations": iterations,
-                   "seconds": seconds}
-            )  # fmt: skip
-        level, res = nxt, new
 
 
 # -- exact evaluation: the stationary law by power iteration, bracketed by value iteration --
@@ -214,16 +130,8 @@ def _stationary_kernel(
                     g += v * cost[i]
                     t /= big_lam
                     th[i] = t
-                    diff = t - hi_
-                    if diff < lo:
-                        lo = diff
-                    if diff > hi:
-                        hi = diff
-        lower = big_lam * lo
-        upper = big_lam * hi
-        ref = th[0]
-        for i in range(size):
-            h[i] = th[i] - ref
+                    lo, hi = span_widen(lo, hi, t - hi_)
+        lower, upper = span_close(h, th, lo, hi, big_lam)
         pi, new = new, pi
         if upper - lower <= tol and step <= tol and abs(g - 0.5 * (lower + upper)) <= tol:
             return pi, it, lower, upper, True
@@ -262,19 +170,19 @@ def stationary_3(
     >>> bool(np.abs(pi - direct).sum() < 1e-9)
     True
     """
-    n, L = _check_level(instance, truncation)
-    dims, miss, dep, pad = _padded(instance, L)
+    n, L = check_level(instance, truncation)
+    dims, miss, dep, pad = padded_grid(instance, L)
     size = (L + 1) ** n
-    r = np.zeros((size, _PAD))
+    r = np.zeros((size, KERNEL_AXES))
     r[:, pad:] = np.asarray(route, dtype=float).reshape(size, n)
-    x = markov._states(n, L)
+    x = state_grid(n, L)
     lam = instance.arrival_rate
     r_cost = instance.rejection_cost
     cost = lam * sum(r[:, pad + k] * miss[pad + k, x[:, k]] for k in range(n))
     if r_cost is not None:
         cost = cost + lam * r_cost * np.asarray(reject, dtype=float).reshape(size)
     pi, it, lower, upper, ok = _stationary_kernel(
-        r, np.ascontiguousarray(cost), dims, dep, lam, _uniformisation(instance), float(tol),
+        r, np.ascontiguousarray(cost), dims, dep, lam, uniformisation_rate(instance), float(tol),
         int(max_iter),
     )  # fmt: skip
     if not ok:
@@ -307,8 +215,8 @@ def product_form_3(
     >>> bool(np.abs(pi - stationary(inst, 8, route)).sum() < 1e-12)
     True
     """
-    n, L = _check_level(instance, truncation)
-    x = markov._states(n, L)
+    n, L = check_level(instance, truncation)
+    x = state_grid(n, L)
     route = np.asarray(route, dtype=float).reshape(-1, n)
     pi = np.ones(1)
     for k, c in enumerate(instance.clusters):
@@ -381,7 +289,7 @@ def _action_kernel(
     out = np.zeros(5, dtype=np.int64)
     t = 0.0
     while True:
-        t += _exponential(next_uniform(s_arrivals)) / lam
+        t += exponential(next_uniform(s_arrivals)) / lam
         if t >= t_end:
             break
         u_work = next_uniform(s_work)
@@ -411,7 +319,7 @@ def _action_kernel(
             if free[a, s] < free[a, j]:
                 j = s
         start = free[a, j] if free[a, j] > t else t
-        finish = start + _exponential(u_work) / mu[a]
+        finish = start + exponential(u_work) / mu[a]
         free[a, j] = finish
         leave[a, count[a]] = finish
         count[a] += 1
@@ -421,7 +329,7 @@ def _action_kernel(
             elif kind == 1:
                 tau = p1 + (p2 - p1) * u_deadline
             else:
-                tau = p1 * _exponential(u_deadline)
+                tau = p1 * exponential(u_deadline)
             delay = start - t if on_wait else finish - t
             out[3] += 1
             if delay > tau:
@@ -454,6 +362,22 @@ class ActionSimulation(Replicated):
     replication_costs: np.ndarray = field(repr=False)
     horizon: float
     warmup: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON object: ``cost``, ``ci95``, ``standard_error``, ``replications``,
+        ``rejection_rate``, ``miss_rate``, ``lost_rate`` (per unit time), ``horizon`` and
+        ``warmup`` (time units)."""
+        return {
+            "cost": float(self.cost),
+            "ci95": float(self.ci95),
+            "standard_error": float(self.standard_error),
+            "replications": int(self.replications),
+            "rejection_rate": float(self.rejection_rate),
+            "miss_rate": float(self.miss_rate),
+            "lost_rate": float(self.lost_rate),
+            "horizon": float(self.horizon),
+            "warmup": float(self.warmup),
+        }
 
 
 def simulate_actions(
@@ -488,7 +412,7 @@ def simulate_actions(
     if a.ndim != n or len(set(a.shape)) != 1 or a.shape[0] < 2:
         raise ValueError(f"actions must have shape (L+1,)*{n} with L >= 1, got {a.shape}")
     L = a.shape[0] - 1
-    x = markov._states(n, L)
+    x = state_grid(n, L)
     flat = a.reshape(-1).astype(np.int64)
     if np.any((flat < LOST) | (flat >= n)):
         raise ValueError(f"actions must be cluster numbers 0..{n - 1}, REJECT or LOST")
@@ -500,7 +424,7 @@ def simulate_actions(
         raise ValueError("actions reject, but the instance has no rejection cost (pure routing)")
     m = np.ascontiguousarray(instance.servers, dtype=np.int64)
     mu = np.ascontiguousarray(instance.service_rates, dtype=float)
-    kind, p1, p2 = _deadline_arguments(instance.deadline)
+    kind, p1, p2 = deadline_arguments(instance.deadline)
     on_wait = instance.deadline.on == "waiting"
     dims = np.full(n, L + 1, dtype=np.int64)
     h, w = float(horizon), float(warmup)
