@@ -496,8 +496,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--truncation",
         type=_int_at_least(1),
         default=None,
-        help="exact: jobs per cluster kept in the truncated chain (default: 60 for up to two "
-        "clusters, 30 for three)",
+        help="exact: jobs per cluster kept in the truncated chain (default: from 60, or 30 for "
+        "three clusters, raised until the cost is stable)",
     )
     ev.add_argument(
         "--horizon",
@@ -515,7 +515,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--table-size",
         type=_int_at_least(1),
-        default=400,
+        default=DEFAULT_TABLE_SIZE,
         help="simulation: index table length per cluster (beyond it a cluster counts as full)",
     )
     ev.add_argument("--seed", type=_int_at_least(0), default=0, help="simulation: root seed")

@@ -533,7 +533,7 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
 
 def deadlines_three_cluster_summary(gaps: pd.DataFrame) -> dict[str, str]:
     """Part B's three-cluster numbers from ``deadlines_three_cluster_table/gaps.csv``
-    (:func:`queue_routing.deadlines.experiments.three_cluster_gap_table`), part of
+    (:func:`queue_routing.deadlines.experiments.gap_table` with ``clusters=(2, 3)``), part of
     :func:`deadlines_summary`'s output: ``B.three.<sweep>.<policy>.mean2|max2|mean3|max3``,
     the mean and largest gap (%, two decimals) over the matched points with two and with
     three clusters (``sweep`` ``all``: every point).
