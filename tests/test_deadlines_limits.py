@@ -1,5 +1,6 @@
 """Part B at the edges: what it accepts, what it refuses (one line naming the field or
-argument) and that what it accepts is finite and right (issue "Robust at the edges").
+argument) and that what it accepts is finite and right (the ranges of ``deadlines/model.py``
+and the limits of ``deadlines/policies.py``).
 
 References are independent of the code under test: mpmath evaluations of closed forms,
 exact identities of the model (a one-server loss system, pure routing as the limit of a huge

@@ -166,7 +166,8 @@ def test_identical_clusters_split_evenly():
 
 
 def test_level_search_reaches_astronomically_small_marginal_costs():
-    """The issue's instance (t = 1000 and 800 mean service times): splitting 221 / 79 leaves
+    """Deadlines of 1000 and 800 mean service times (300 jobs per unit time on clusters of
+    3 x 100 and 2 x 80, t = 10): splitting 221 / 79 leaves
     both clusters ~80 jobs per unit time below capacity, a miss rate near 300 e^{-790}
     (mpmath, from the sojourn tail's closed form); the level search must get below 1e-290
     too (an absolute tolerance on the level stopped at a split with cost 1.2e-16)."""

@@ -1,9 +1,8 @@
-"""Part B when the indices underflow (issue "Robust at the edges", first reproduction):
-deadlines of hundreds of service times make ``P^miss = e^{-mu t}`` and the indices built on
-it fall below the smallest double. Two clusters' indices that are both 0 in double precision
-used to tie, and the tie went to the lowest cluster whatever the true order: a different
-policy, silently. The policies now order such indices by their logarithms
-(``docs/deadlines.md#index-policies``).
+"""Part B when the indices underflow: deadlines of hundreds of service times make
+``P^miss = e^{-mu t}`` and the indices built on it fall below the smallest double. Two
+clusters' indices that are both 0 in double precision used to tie, and the tie went to the
+lowest cluster whatever the true order: a different policy, silently. The policies now order
+such indices by their logarithms (``docs/deadlines.md#index-policies``).
 
 References: the miss probabilities and the RB index from their definitions in mpmath
 (``test_deadlines_precision``), the M/M/m queue in closed form.
@@ -65,7 +64,7 @@ def test_log_indices_match_the_definitions_where_the_indices_underflow(spec, m, 
     assert float(p[m]) < 1e-290  # the double underflows: the case at hand
     _assert_logs(io_log_index(Cluster(m, mu), dl, upto), _log_ref(p[: upto + 1]), "io")
     if dl.on == "response":
-        lam = 300.0  # the issue's arrival rate: loads 1 and 1.875
+        lam = 300.0  # the arrival rate of HUGE_DEADLINES: loads 1 and 1.875
         ref = rb_reference(tuple(p), m, mu, lam, upto, DPS)
         _assert_logs(rb_log_index(Cluster(m, mu), dl, lam, upto), _log_ref(ref), "rb")
 
@@ -110,17 +109,19 @@ def test_underflowing_indices_are_ordered_not_tied(policy):
     assert auto.rejection_rate == 0.0 and 0.0 <= auto.cost < 1e-290
 
 
-ISSUE = (300.0, [3, 2], [100.0, 80.0])  # the issue's instance, with R = 2 and t = 10
+#: Deadlines of 1000 and 800 mean service times (t = 10 on clusters of 3 x 100 and 2 x 80,
+#: R = 2): the indices of both clusters underflow below ~500 jobs.
+HUGE_DEADLINES = (300.0, [3, 2], [100.0, 80.0])
 
 
-def test_issue_instance_io_queues_beyond_the_chain_and_is_simulated():
-    """The issue's instance: IO keeps cluster 1 (``e^{-1000}`` per job) busy until it holds
-    ~496 jobs (where its index passes cluster 2's ``e^{-800}``: mpmath, by bisection on the
+def test_huge_deadlines_io_queues_beyond_the_chain_and_is_simulated():
+    """Deadlines of ~1000 service times: IO keeps cluster 1 (``e^{-1000}`` per job) busy until
+    it holds ~496 jobs (where its index passes cluster 2's ``e^{-800}``: mpmath, by bisection on the
     nondecreasing ``P``), at the exact chain's largest level for two clusters (499). The
     simulation with a table beyond the queues answers: nothing rejected (every index <= 1 <
     R), no miss (a routed job's miss probability is at most cluster 1's ``P(x_1)`` with
     ``x_1 <= 1000`` inside the table, below ``e^{-590}``: the counted misses are 0)."""
-    inst = _instance(*ISSUE)
+    inst = _instance(*HUGE_DEADLINES)
     with mp.workdps(DPS):
         lo, hi = 3, 2000  # P(lo) <= e^{-800} < P(hi)
         while hi - lo > 1:
@@ -138,11 +139,11 @@ def test_issue_instance_io_queues_beyond_the_chain_and_is_simulated():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", ["io", "rb", "pi"])
-def test_issue_instance_is_refused_precisely_by_the_exact_method(policy):
+def test_huge_deadlines_are_refused_precisely_by_the_exact_method(policy):
     """The automatic truncation reaches level 499 with the policy's queue still at it (IO:
     the test above; RB and PI likewise): one error line saying so (seconds: slow)."""
     with pytest.raises(AccuracyError, match=r"^truncation: .* use method simulation"):
-        evaluate(_instance(*ISSUE), policy)
+        evaluate(_instance(*HUGE_DEADLINES), policy)
 
 
 def test_pi_indices_underflowing_at_two_clusters_are_refused():
