@@ -86,6 +86,17 @@ def test_sweep_points_vary_one_parameter():
     assert points[1] == {"deadline": "constant", "arrival_rate": 3.0}
     with pytest.raises(ValueError, match="sweep must be one of"):
         experiments.sweep_points(SWEEPS, "load")
+    # a job of one sweep reads only its lists
+    assert instances.sweep_values(SWEEPS, "distribution", rate="arrival_rate") == {
+        "distribution": ["constant", "exponential"],
+        "arrival_rate": [1.0, 3.0],
+    }
+    three = {"load": [0.5], "distribution": ["uniform"], "distribution_loads": [0.6, 0.9]}
+    assert instances.sweep_keys(three, "distribution", rate="load") == [
+        "distribution",
+        "distribution_loads",
+    ]
+    assert instances.sweep_keys(three, "load", rate="load") == ["load"]
 
 
 def test_evaluate_point_on_one_cluster_is_admission_control():

@@ -3,23 +3,12 @@
 # (docs/deadlines.md#numerical-study).
 # Outputs under results/deadlines/<rule>/, figures under config["figures_dir"].
 
+# Rules pass what their job reads, one config value at a time (lookup), and a sweep's job only
+# its own lists (sweep_values), so that editing a key no job reads reruns nothing.
+
+from queue_routing.deadlines.instances import sweep_values
+
 DL = config["deadlines"]
-
-
-def dl(path):
-    """The config value at ``deadlines/<path>``: what a job reads, one scalar or list at a
-    time, so that editing a key no job reads reruns nothing."""
-    return lookup(dpath=f"deadlines/{path}", within=config)
-
-
-def deadlines_sweep_values(wildcards):
-    """The Part B sweep lists one two-cluster job reads (``distribution`` is crossed with the
-    arrival rates), so that adding a value to one sweep reruns only that sweep's job."""
-    sweeps = DL["sweeps"]
-    keys = ["distribution", "arrival_rate"] if wildcards.sweep == "distribution" else []
-    return {key: sweeps[key] for key in keys or [wildcards.sweep]}
-
-
 DL_SWEEPS = [
     "arrival_rate",
     "rejection_cost",
@@ -68,16 +57,19 @@ rule deadlines_two_cluster:
     resources:
         **job_resources(dl_two_cluster_seconds),
     params:
-        servers=dl("base/servers"),
-        service_rates=dl("base/service_rates"),
-        arrival_rate=dl("base/arrival_rate"),
-        rejection_cost=dl("base/rejection_cost"),
-        deadline=dl("base/deadline"),
-        mean_deadline=dl("base/mean_deadline"),
-        uniform_spread=dl("base/uniform_spread"),
-        sweeps=deadlines_sweep_values,
-        truncation=dl("exact/truncation"),
-        tol=dl("exact/tol"),
+        servers=lookup(dpath="deadlines/base/servers", within=config),
+        service_rates=lookup(dpath="deadlines/base/service_rates", within=config),
+        arrival_rate=lookup(dpath="deadlines/base/arrival_rate", within=config),
+        rejection_cost=lookup(dpath="deadlines/base/rejection_cost", within=config),
+        deadline=lookup(dpath="deadlines/base/deadline", within=config),
+        mean_deadline=lookup(dpath="deadlines/base/mean_deadline", within=config),
+        uniform_spread=lookup(dpath="deadlines/base/uniform_spread", within=config),
+        # only the lists its sweep reads (distribution is crossed with the arrival rates)
+        sweeps=lambda wildcards: sweep_values(
+            DL["sweeps"], wildcards.sweep, rate="arrival_rate"
+        ),
+        truncation=lookup(dpath="deadlines/exact/truncation", within=config),
+        tol=lookup(dpath="deadlines/exact/tol", within=config),
     message:
         "Part B: exact costs of BS, IO, PI, RB and the optimal cost along the {wildcards.sweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -116,14 +108,14 @@ rule deadlines_indices:
     resources:
         **small_job_resources(),
     params:
-        servers=dl("base/servers"),
-        service_rates=dl("base/service_rates"),
-        arrival_rate=dl("base/arrival_rate"),
-        rejection_cost=dl("base/rejection_cost"),
-        deadline=dl("base/deadline"),
-        mean_deadline=dl("base/mean_deadline"),
-        uniform_spread=dl("base/uniform_spread"),
-        upto=dl("indices/upto"),
+        servers=lookup(dpath="deadlines/base/servers", within=config),
+        service_rates=lookup(dpath="deadlines/base/service_rates", within=config),
+        arrival_rate=lookup(dpath="deadlines/base/arrival_rate", within=config),
+        rejection_cost=lookup(dpath="deadlines/base/rejection_cost", within=config),
+        deadline=lookup(dpath="deadlines/base/deadline", within=config),
+        mean_deadline=lookup(dpath="deadlines/base/mean_deadline", within=config),
+        uniform_spread=lookup(dpath="deadlines/base/uniform_spread", within=config),
+        upto=lookup(dpath="deadlines/indices/upto", within=config),
     message:
         "Part B: index functions IO, PI, RB of the base two-cluster instance ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -139,13 +131,13 @@ rule deadlines_large_instances:
         "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
-        servers_range=dl("large/servers_range"),
-        rate_range=dl("large/rate_range"),
-        load=dl("large/load"),
-        rejection_cost=dl("base/rejection_cost"),
-        deadline=dl("base/deadline"),
-        mean_deadline=dl("base/mean_deadline"),
-        uniform_spread=dl("base/uniform_spread"),
+        servers_range=lookup(dpath="deadlines/large/servers_range", within=config),
+        rate_range=lookup(dpath="deadlines/large/rate_range", within=config),
+        load=lookup(dpath="deadlines/large/load", within=config),
+        rejection_cost=lookup(dpath="deadlines/base/rejection_cost", within=config),
+        deadline=lookup(dpath="deadlines/base/deadline", within=config),
+        mean_deadline=lookup(dpath="deadlines/base/mean_deadline", within=config),
+        uniform_spread=lookup(dpath="deadlines/base/uniform_spread", within=config),
     message:
         "Part B: drawing the {wildcards.n} random clusters of the large-system study"
     script:
@@ -170,10 +162,10 @@ rule deadlines_large:
     # replications add jobs, not rerun them
     params:
         seed=config["seed"],
-        table_size=dl("large/table_size"),
-        horizon=dl("large/horizon"),
-        warmup=dl("large/warmup"),
-        policies=dl("large/policies"),
+        table_size=lookup(dpath="deadlines/large/table_size", within=config),
+        horizon=lookup(dpath="deadlines/large/horizon", within=config),
+        warmup=lookup(dpath="deadlines/large/warmup", within=config),
+        policies=lookup(dpath="deadlines/large/policies", within=config),
     message:
         "Part B: simulating the policies on {wildcards.n} random clusters, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
@@ -201,10 +193,10 @@ rule deadlines_large_table:
         "../envs/queue-routing.yaml"
     params:
         seed=config["seed"],
-        table_size=dl("large/table_size"),
-        horizon=dl("large/horizon"),
-        warmup=dl("large/warmup"),
-        policies=dl("large/policies"),
+        table_size=lookup(dpath="deadlines/large/table_size", within=config),
+        horizon=lookup(dpath="deadlines/large/horizon", within=config),
+        warmup=lookup(dpath="deadlines/large/warmup", within=config),
+        policies=lookup(dpath="deadlines/large/policies", within=config),
     message:
         "Part B: paired comparisons, relative to PI, for every number of clusters"
     script:
@@ -268,13 +260,6 @@ DL3 = DL["three_cluster"]
 DL3_SWEEPS = ["load", "rejection_cost", "distribution", "pure_routing"]
 
 
-#: The sweep lists one sweep job reads (distribution with its loads), so that changing one
-#: sweep reruns only its job.
-DL3_SWEEP_KEYS = {s: [s] for s in DL3_SWEEPS} | {
-    "distribution": ["distribution", "distribution_loads"]
-}
-
-
 localrules:
     deadlines_three_cluster_table,
     deadlines_fig_three_cluster,
@@ -294,18 +279,26 @@ rule deadlines_three_cluster:
     resources:
         **job_resources(dl_three_cluster_seconds),
     params:
-        servers=dl("three_cluster/servers"),
-        service_rates=dl("three_cluster/service_rates"),
-        load=dl("three_cluster/load"),
-        rejection_cost=dl("three_cluster/rejection_cost"),
-        deadline=dl("three_cluster/deadline"),
-        mean_deadline=dl("three_cluster/mean_deadline"),
-        uniform_spread=dl("three_cluster/uniform_spread"),
-        sweeps=lambda wildcards: {
-            k: DL3["sweeps"][k] for k in DL3_SWEEP_KEYS[wildcards.tcsweep]
-        },
-        truncation=dl("three_cluster/truncation"),
-        tol=dl("three_cluster/tol"),
+        servers=lookup(dpath="deadlines/three_cluster/servers", within=config),
+        service_rates=lookup(
+            dpath="deadlines/three_cluster/service_rates", within=config
+        ),
+        load=lookup(dpath="deadlines/three_cluster/load", within=config),
+        rejection_cost=lookup(
+            dpath="deadlines/three_cluster/rejection_cost", within=config
+        ),
+        deadline=lookup(dpath="deadlines/three_cluster/deadline", within=config),
+        mean_deadline=lookup(
+            dpath="deadlines/three_cluster/mean_deadline", within=config
+        ),
+        uniform_spread=lookup(
+            dpath="deadlines/three_cluster/uniform_spread", within=config
+        ),
+        sweeps=lambda wildcards: sweep_values(
+            DL3["sweeps"], wildcards.tcsweep, rate="load"
+        ),
+        truncation=lookup(dpath="deadlines/three_cluster/truncation", within=config),
+        tol=lookup(dpath="deadlines/three_cluster/tol", within=config),
         clusters=[2, 3],
     message:
         "Part B: exact optimum of three clusters and of the matched two, against BS, IO, PI, RB, along the {wildcards.tcsweep} sweep ({resources.runtime} min, {resources.mem_mb} MB)"

@@ -43,6 +43,7 @@ from .instances import (
     deadline_dict,
     large_instance,
     study_instance,
+    sweep_points,
     three_cluster_instance,
 )
 from .model import Instance
@@ -176,30 +177,6 @@ def evaluate_point(
 def _rate(family: Mapping[str, Any]) -> str:
     """The parameter that sets a block's arrival rate: ``arrival_rate``, or ``load``."""
     return "arrival_rate" if "arrival_rate" in family else "load"
-
-
-def sweep_points(
-    sweeps: Mapping[str, Sequence], sweep: str, *, rate: str = "arrival_rate"
-) -> tuple[str, list[dict[str, Any]]]:
-    """``(varied parameter, changes of each point)`` of ``sweep``, a key of ``sweeps``:
-    ``rate`` (``arrival_rate`` or ``load``), ``rejection_cost`` or ``mean_deadline``, one
-    value at a time; ``distribution``, every deadline law of ``sweeps["distribution"]`` at
-    every rate of ``sweeps["distribution_loads"]`` if given, else of ``sweeps[rate]``;
-    ``pure_routing``, the rates of ``sweeps["pure_routing"]`` without rejection.
-
-    >>> sweep_points({"load": [0.5], "distribution": ["uniform"],
-    ...     "distribution_loads": [0.6, 0.9]}, "distribution", rate="load")
-    ('load', [{'deadline': 'uniform', 'load': 0.6}, {'deadline': 'uniform', 'load': 0.9}])
-    """
-    if sweep in (rate, "rejection_cost", "mean_deadline"):
-        return sweep, [{sweep: v} for v in sweeps[sweep]]
-    if sweep == "distribution":
-        rates = sweeps["distribution_loads"] if "distribution_loads" in sweeps else sweeps[rate]
-        return rate, [{"deadline": kind, rate: v} for kind in sweeps["distribution"] for v in rates]
-    if sweep == "pure_routing":
-        return rate, [{rate: v, "rejection_cost": None} for v in sweeps["pure_routing"]]
-    allowed = (rate, "rejection_cost", "mean_deadline", "distribution", "pure_routing")
-    raise ValueError(f"sweep must be one of {allowed}, got {sweep!r}")
 
 
 def cluster_sweep(

@@ -5,6 +5,8 @@
   config block, one parameter changed at a time; :func:`base_instance` (the two-cluster
   block ``deadlines.base``) and :func:`three_cluster_instance` (the block
   ``deadlines.three_cluster``, matched two- and three-cluster systems) are its two blocks;
+* :func:`sweep_points`: the points of one sweep (one parameter changed at a time), and
+  :func:`sweep_keys`, :func:`sweep_values`: the config lists they read;
 * :func:`large_instance`, :func:`configured_large_instance`: ``n`` random clusters (the
   large systems), drawn from the root seed;
 * :func:`deadline_dict`: a deadline law of a given mean;
@@ -38,6 +40,9 @@ __all__ = [
     "deadline_dict",
     "large_instance",
     "study_instance",
+    "sweep_keys",
+    "sweep_points",
+    "sweep_values",
     "three_cluster_instance",
 ]
 
@@ -115,6 +120,54 @@ def three_cluster_instance(block: Mapping[str, Any], clusters: int, **changes: A
     matched two-cluster system; 3: all three): :func:`study_instance`, at arrival rate
     ``lam = load * sum_{k <= clusters} m_k mu_k``."""
     return study_instance(block, clusters, **changes)
+
+
+def sweep_points(
+    sweeps: Mapping[str, Sequence], sweep: str, *, rate: str = "arrival_rate"
+) -> tuple[str, list[dict[str, Any]]]:
+    """``(varied parameter, changes of each point)`` of ``sweep``, a key of ``sweeps``:
+    ``rate`` (``arrival_rate`` or ``load``), ``rejection_cost`` or ``mean_deadline``, one
+    value at a time; ``distribution``, every deadline law of ``sweeps["distribution"]`` at
+    every rate of ``sweeps["distribution_loads"]`` if given, else of ``sweeps[rate]``;
+    ``pure_routing``, the rates of ``sweeps["pure_routing"]`` without rejection.
+
+    >>> sweep_points({"load": [0.5], "distribution": ["uniform"],
+    ...     "distribution_loads": [0.6, 0.9]}, "distribution", rate="load")
+    ('load', [{'deadline': 'uniform', 'load': 0.6}, {'deadline': 'uniform', 'load': 0.9}])
+    """
+    if sweep in (rate, "rejection_cost", "mean_deadline"):
+        return sweep, [{sweep: v} for v in sweeps[sweep]]
+    if sweep == "distribution":
+        rates = sweeps[sweep_keys(sweeps, sweep, rate=rate)[1]]
+        return rate, [{"deadline": kind, rate: v} for kind in sweeps["distribution"] for v in rates]
+    if sweep == "pure_routing":
+        return rate, [{rate: v, "rejection_cost": None} for v in sweeps["pure_routing"]]
+    allowed = (rate, "rejection_cost", "mean_deadline", "distribution", "pure_routing")
+    raise ValueError(f"sweep must be one of {allowed}, got {sweep!r}")
+
+
+def sweep_keys(sweeps: Mapping[str, Sequence], sweep: str, *, rate: str) -> list[str]:
+    """The keys of the config block ``sweeps`` that the points of ``sweep`` read
+    (:func:`sweep_points`): ``distribution`` crosses the deadline laws with
+    ``distribution_loads`` if given, else with ``rate``; every other sweep reads its own list.
+    A pipeline job of one sweep is given only these lists (editing another sweep reruns none
+    of its points).
+
+    >>> sweep_keys({"arrival_rate": [1.0], "distribution": ["uniform"]}, "distribution",
+    ...     rate="arrival_rate")
+    ['distribution', 'arrival_rate']
+    """
+    if sweep == "distribution":
+        return ["distribution", "distribution_loads" if "distribution_loads" in sweeps else rate]
+    return [sweep]
+
+
+def sweep_values(
+    sweeps: Mapping[str, Sequence], sweep: str, *, rate: str
+) -> dict[str, Sequence]:
+    """The lists of the config block ``sweeps`` that the points of ``sweep`` read
+    (:func:`sweep_keys`)."""
+    return {key: sweeps[key] for key in sweep_keys(sweeps, sweep, rate=rate)}
 
 
 def large_instance(
