@@ -36,7 +36,7 @@ from ..user_policy import resolve_policies
 from . import markov, policies, splitting, three_cluster
 from . import policies as _policies  # where a parameter is named policies
 from .indices import IndexabilityWarning
-from .instances import (
+from .instances import (  # the study's instances: their names are importable here too
     HEURISTICS,
     base_instance,
     configured_large_instance,

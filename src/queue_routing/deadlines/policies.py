@@ -115,7 +115,7 @@ _SATURATION = 1e-6  # PI clamps a BS-saturated cluster's rate to (1 - this) m_k 
 #: than ``AUTO_RTOL`` (relative) between two levels and the arrivals whose decision the
 #: level changed are at most ``AUTO_TRUNCATION_TOL`` of all; the level stays within
 #: ``AUTO_MAX_STATES`` states and ``AUTO_MAX_LEVEL`` jobs per cluster (499 for two clusters,
-#: 62 for three, 20 000 for one), beyond which :class:`~queue_routing.errors.AccuracyError`.
+#: 61 for three, 20 000 for one), beyond which :class:`~queue_routing.errors.AccuracyError`.
 AUTO_START = {1: 60, 2: 60, 3: 30}
 AUTO_FACTOR = 1.5
 AUTO_RTOL = 1e-6
@@ -542,7 +542,7 @@ def evaluate(
       iteration, each level warm-started from the last), its decision table then evaluated
       on the chain (for three clusters by the compiled iterative solver
       :func:`~queue_routing.deadlines.three_cluster.stationary_3`). The level stays within
-      :data:`AUTO_MAX_STATES` states (499 for two clusters, 62 for three) and
+      :data:`AUTO_MAX_STATES` states (499 for two clusters, 61 for three) and
       :data:`AUTO_MAX_LEVEL`; if the cost is not stable there,
       :class:`~queue_routing.errors.AccuracyError` gives the level reached and the last
       change. The result's ``history`` lists ``(level, cost)``.
