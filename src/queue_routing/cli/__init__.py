@@ -1,0 +1,165 @@
+"""The ``queue-routing`` command: parses the arguments, calls the library, prints JSON.
+
+Every subcommand reads one instance as JSON (a file path, or ``-`` for stdin) and prints one
+JSON object to stdout. Errors go to stderr as a single line ``queue-routing: error: ...``
+with a non-zero exit status (2 for usage errors, including a user policy ``--policy
+path.py:name`` that does not load or gives a bad index value; 1 for bad or unstable
+instances).
+
+This module is what every subcommand shares (the parser's frame, the error mapping, the exit
+statuses, writing the output, the signals); each part's subcommands are in its own module
+(:mod:`.multiskill`, :mod:`.deadlines`, :mod:`.serverpools`), built from the options of
+:mod:`.options`, with the handlers' shared pieces in :mod:`.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..io import atomic_path, remove_live_temporaries
+from ..signals import Interrupted, SignalExit, exit_status
+from ..user_policy import UserPolicyError
+from . import deadlines, multiskill, serverpools
+from .common import CliError
+
+__all__ = ["main"]
+
+PARTS = (multiskill, deadlines, serverpools)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like argparse but terse
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _PartParser(_Parser):
+    """The parser of a part (``queue-routing multiskill`` ...): its subcommands are added by
+    the part's ``register`` when it first parses, so that a command imports only its own
+    part of the library (and ``queue-routing --help`` none)."""
+
+    def __init__(self, *args: Any, register: Callable | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._register = register
+
+    def add_commands(self) -> None:
+        """Adds the part's subcommands, once."""
+        if self._register is not None:
+            register, self._register = self._register, None
+            register(self.add_subparsers(dest="command", required=True, parser_class=_Parser))
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.add_commands()
+        return super().parse_known_args(args, namespace)
+
+
+def _build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole parser; with ``lazy``, a part's subcommands are added when it parses."""
+    from .. import __version__
+
+    parser = _Parser(
+        prog="queue-routing",
+        description="Solvers and simulators for routing in multi-server queueing systems. "
+        "Every command reads one JSON instance and prints one JSON object.",
+    )
+    parser.add_argument("--version", action="version", version=f"queue-routing {__version__}")
+    parts = parser.add_subparsers(dest="part", required=True, parser_class=_PartParser)
+    for part in PARTS:
+        name = part.__name__.rpartition(".")[2]
+        sub = parts.add_parser(name, help=part.HELP, register=part.register)
+        if not lazy:
+            sub.add_commands()
+    return parser
+
+
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite_or_none(v) for v in x]
+    return x
+
+
+def _say(kind: str, message: str) -> None:
+    """One line on stderr: ``queue-routing: <kind>: <message>`` (newlines folded)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(f"queue-routing: {kind}: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _say("warning", f"{message} ({category.__name__})")
+
+
+def _write_output(text: str, output: str | None) -> None:
+    if output is not None:
+        with atomic_path(output) as tmp:
+            tmp.write_text(text)
+        return
+    if sys.stdout is None:
+        raise OSError("standard output is closed")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``queue-routing`` console script.
+
+    Exit status: 0 on success; 1 for an instance or result the command refuses (one line on
+    stderr); 2 for a usage error (an option's value, or an option that does not fit the
+    instance; a user policy ``path.py:name`` that does not load, or whose index is not a
+    finite number >= 0 on this instance); 3 for an internal error (a bug: one line naming
+    the exception); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, also inside
+    compiled code, within a second).
+    """
+    parser = _build_parser(lazy=True)
+    args = parser.parse_args(argv)
+
+    def forced_exit(signum: int) -> None:  # the main thread is inside a compiled kernel
+        remove_live_temporaries()
+        _say("error", f"interrupted by {signal.Signals(signum).name}")
+
+    with SignalExit(forced_exit) as guard, warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = _one_line_warning
+        try:
+            out = args.func(args)
+            _write_output(json.dumps(_finite_or_none(out), allow_nan=False) + "\n", args.output)
+        except Interrupted as exc:
+            _say("error", f"interrupted by {signal.Signals(exc.signum).name}")
+            guard.done.set()
+            return exit_status(exc.signum)
+        except BrokenPipeError:
+            # The reader went away (``| head``): say so once; nothing more can be written.
+            with contextlib.suppress(OSError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _say("error", "standard output was closed before the result was written")
+            return 1
+        except UserPolicyError as exc:  # your own policy fails on this instance: a usage error
+            _say("error", str(exc))
+            return 2
+        except (CliError, ValueError) as exc:
+            msg = " ".join(str(exc).split())  # guarantee a single line
+            argument = getattr(exc, "argument", None)  # a library argument that is an option
+            if argument and msg.startswith(argument):
+                _say("error", "--" + argument.replace("_", "-") + msg[len(argument) :])
+                return 2
+            _say("error", msg)
+            return 1
+        except OSError as exc:  # the output cannot be written (disk full, closed stdout, ...)
+            _say("error", f"cannot write the output: {exc.strerror or exc}")
+            return 1
+        except Exception as exc:  # a bug: still one line, and a status of its own
+            _say("error", f"internal error, please report it: {type(exc).__name__}: {exc}")
+            return 3
+    return 0

@@ -1,0 +1,81 @@
+"""``queue-routing serverpools``: Part C's subcommands (docs/serverpools.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import read_json
+from .options import (
+    add_horizon,
+    add_replications,
+    add_seed,
+    add_warmup,
+    command,
+    positive_number,
+)
+
+HELP = "Part C: large flexible server pools (LQFS-LB)"
+INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}'
+
+
+# -- the handlers: parse, call the library, return what to print ------------------------------
+def _analyze(args: argparse.Namespace) -> dict[str, Any]:
+    from ..serverpools import ServerPoolSystem, analyze
+
+    return analyze(ServerPoolSystem.from_dict(read_json(args.instance))).to_dict()
+
+
+def _simulate(args: argparse.Namespace) -> dict[str, Any]:
+    from ..serverpools import ServerPoolSystem, time_average
+
+    return time_average(
+        ServerPoolSystem.from_dict(read_json(args.instance)),
+        args.scale,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        replications=args.replications,
+        seed=args.seed,
+        keys=("cli",),
+    ).to_dict()
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds Part C's subcommands (analyze, simulate) to ``subparsers``, the ``serverpools``
+    command's."""
+    analyze = command(
+        subparsers,
+        "analyze",
+        "static planning LP and local stability of the fluid equilibrium",
+        INSTANCE,
+    )
+    analyze.set_defaults(func=_analyze)
+
+    sim = command(
+        subparsers,
+        "simulate",
+        "stationary time average of the diffusion-scaled deviation |X^r - r x*|/sqrt(r) of "
+        "the r-th system under LQFS-LB, with its 95%% interval and a stationarity test",
+        INSTANCE,
+    )
+    sim.add_argument(
+        "--scale",
+        type=positive_number,
+        required=True,
+        metavar="R",
+        help="scale r: arrival rates r lambda_i, round(r beta_j) servers",
+    )
+    add_horizon(
+        sim,
+        100.0,
+        help="measured time per replication after the warm-up (time units of 1/mu)",
+    )
+    add_warmup(
+        sim,
+        help="discarded time from the nominal start r x* (time units); default derived from "
+        "the leading eigenvalue gamma of A_u and r: ln(1000)/(2|gamma|) if stable, "
+        "(ln(r)/2 + ln(1000))/gamma if unstable",
+    )
+    add_replications(sim, help="independent replications for the 95%% interval", default=5)
+    add_seed(sim)
+    sim.set_defaults(func=_simulate)
