@@ -83,7 +83,7 @@ def positive_time(text: str) -> float:
     return value
 
 
-def check_policy_name(name: str, known: Sequence[str], unknown: str = "unknown policy") -> str:
+def _check_policy_name(name: str, known: Sequence[str], unknown: str = "unknown policy") -> str:
     """``name`` if it is in ``known`` or a user policy ``path/to/file.py:name`` that loads
     (:func:`~queue_routing.user_policy.load_policy`); an argparse usage error otherwise."""
     from ..user_policy import UserPolicyError, is_spec, load_policy
@@ -106,7 +106,7 @@ def one_policy(known: Sequence[str]) -> Callable[[str], str]:
     """An argparse type: a name from ``known`` or a user policy ``path/to/file.py:name``."""
 
     def parse(text: str) -> str:  # worded as argparse's choices were
-        return check_policy_name(text.strip(), known, "invalid choice:")
+        return _check_policy_name(text.strip(), known, "invalid choice:")
 
     return parse
 
@@ -120,7 +120,7 @@ def policy_list(known: Sequence[str]) -> Callable[[str], list[str]]:
         if not names:
             raise argparse.ArgumentTypeError("must name at least one policy")
         for name in names:
-            check_policy_name(name, known)
+            _check_policy_name(name, known)
         if len(set(names)) != len(names):
             raise argparse.ArgumentTypeError(f"a policy is repeated in {text!r}")
         return names
