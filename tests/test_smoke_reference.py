@@ -33,6 +33,8 @@ REFERENCE = Path(__file__).with_name("data") / "smoke_reference.json"
 #: Columns renamed on purpose (one vocabulary across the parts), by the table's directory
 #: prefix: ``{prefix: {old name: new name}}``.
 RENAMED_COLUMNS: dict[str, dict[str, str]] = {
+    # Part B: a long-run cost per unit time is "cost" in every part (was "cost_rate").
+    "results/deadlines/deadlines_large_table/large.csv": {"cost_rate": "cost"},
     # Part C's stationary runs: the run's end was "horizon", the warm-up "burn_in" and the
     # measured window "window"; a window is now a horizon after a warmup in every part.
     "results/serverpools/serverpools_stochastic_summary/runs.csv": {
