@@ -73,8 +73,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--truncation",
         type=int_at_least(1),
         default=None,
-        help="exact: jobs per cluster kept in the truncated chain (default: 60 for up to two "
-        "clusters, 30 for three)",
+        help="exact: jobs per cluster kept in the truncated chain (default: from 60, or 30 for "
+        "three clusters, raised until the cost is stable)",
     )
     add_horizon(
         ev,
