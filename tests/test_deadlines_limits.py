@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 import warnings
 
 import mpmath as mp
@@ -199,13 +198,10 @@ def test_bs_cost_at_long_deadline_is_the_high_precision_miss_rate():
 def test_rb_is_linear_in_upto_and_never_nan():
     """README clusters, lam = 5, exponential deadlines of mean 1.5: the index of cluster 2
     grows geometrically (no plateau at 5.9e35 from x = 130, no NaN) up to the largest
-    double, then is +inf, in O(upto)."""
+    double, then is +inf."""
     c = Cluster(2, 0.8)
     dl = Deadline("exponential", mean=1.5)
-    rb_index(c, dl, 5.0, 10)  # compile
-    start = time.perf_counter()
-    nu = rb_index(c, dl, 5.0, MAX_UPTO)
-    assert time.perf_counter() - start < 5.0
+    nu = rb_index(c, dl, 5.0, MAX_UPTO)  # its time: benchmarks/edges.py
     assert not np.isnan(nu).any()
     finite = nu[np.isfinite(nu)]
     assert np.all(np.diff(finite) >= 0) and 500 < finite.size < MAX_UPTO
@@ -228,9 +224,8 @@ def test_index_function_refuses_runaway_upto_and_computes_one_row_only():
     with pytest.raises(PolicyError, match=r"^upto must be an integer in 0\.\.100000") as info:
         index_function(inst, "rb", 1, 10**9)
     _one_line(info.value)
-    start = time.perf_counter()
-    nu = index_function(inst, "rb", 2, MAX_UPTO)
-    assert nu.shape == (MAX_UPTO + 1,) and time.perf_counter() - start < 10.0
+    nu = index_function(inst, "rb", 2, MAX_UPTO)  # one row only; its time: benchmarks/edges.py
+    assert nu.shape == (MAX_UPTO + 1,)
     with pytest.raises(PolicyError, match=r"^upto"):
         index_table(inst, "io", MAX_UPTO + 1)
 

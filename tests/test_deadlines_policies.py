@@ -9,7 +9,6 @@ policy layer (``policies.py``) is checked against the solvers it dispatches to.
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import mpmath as mp
@@ -251,12 +250,11 @@ def test_rvi_stable_under_raising_level(lam, r_cost):
     assert bigger.cost == pytest.approx(res.cost, abs=3e-6)
 
 
-def test_rvi_fast_at_level_60():
+def test_rvi_converges_at_level_60():
+    """Level 60 (3,721 states) converges to 1e-9 (its time: benchmarks/deadlines.py)."""
     inst = _inst(3.5, 2.0, CONST)
-    t0 = time.perf_counter()
     res = optimal_policy(inst, 60, 1e-9)
-    assert res.converged
-    assert time.perf_counter() - t0 < 10.0
+    assert res.converged and res.lower <= res.cost <= res.upper and res.upper - res.lower <= 1e-9
 
 
 # -- the policy layer ----------------------------------------------------------------------
