@@ -28,7 +28,9 @@ __all__ = [
     "InstanceError",
     "Partition",
     "UnstableInstanceError",
+    "delta",
     "holding_cost",
+    "partition_at",
     "stability_margin",
 ]
 
