@@ -227,6 +227,12 @@ def _polyline_arrow(ax, points) -> None:
     )
 
 
+def _server(ax, center, radius: float, name: str, *, fill, lw: float, fontsize: float) -> None:
+    """A processor-sharing server of Fig. 1: a circle filled with ``fill`` and its name."""
+    ax.add_patch(Circle(center, radius, facecolor=fill, edgecolor="0.15", lw=lw, zorder=2))
+    ax.text(*center, name, ha="center", va="center", fontsize=fontsize)
+
+
 @styled
 def fig1_schematic(n_shown: int = 3) -> tuple[Figure, str]:
     """Fig. 1: the model, drawn by code.
@@ -262,17 +268,7 @@ def fig1_schematic(n_shown: int = 3) -> tuple[Figure, str]:
         # p_i: to the dedicated server i.
         _arrow(ax, (x_split, y), (x_ded - r_ded, y))
         ax.text(0.5 * (x_split + x_ded - r_ded), y + 0.1, f"$p_{sub}$", ha="center", va="bottom")
-        ax.add_patch(
-            Circle(
-                (x_ded, y),
-                r_ded,
-                facecolor=lighten(PALETTE[5], 0.6),
-                edgecolor="0.15",
-                lw=1.2,
-                zorder=2,
-            )
-        )
-        ax.text(x_ded, y, name, ha="center", va="center", fontsize=10)
+        _server(ax, (x_ded, y), r_ded, name, fill=lighten(PALETTE[5], 0.6), lw=1.2, fontsize=10)
         _arrow(ax, (x_ded + r_ded, y), (x_ded + r_ded + 0.75, y))
         ax.text(
             x_ded + r_ded + 0.06,
@@ -293,17 +289,7 @@ def fig1_schematic(n_shown: int = 3) -> tuple[Figure, str]:
     for x in (x_in - 0.55, x_split, x_ded):
         ax.text(x, y_dots + 0.2, "⋮", ha="center", va="center", fontsize=14)
 
-    ax.add_patch(
-        Circle(
-            (x_srv0, y0),
-            r0,
-            facecolor=lighten(PALETTE[3], 0.45),
-            edgecolor="0.15",
-            lw=1.4,
-            zorder=2,
-        )
-    )
-    ax.text(x_srv0, y0, "0", ha="center", va="center", fontsize=11)
+    _server(ax, (x_srv0, y0), r0, "0", fill=lighten(PALETTE[3], 0.45), lw=1.4, fontsize=11)
     ax.text(x_srv0, y0 - r0 - 0.12, "$\\mu_0,\\ c_0$", ha="center", va="top", fontsize=9)
     ax.text(x_srv0, y0 + r0 + 0.12, "multi-skilled\nserver 0", ha="center", va="bottom", fontsize=9)
     _arrow(ax, (x_srv0 + r0, y0), (x_srv0 + r0 + 0.8, y0))
