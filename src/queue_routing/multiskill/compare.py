@@ -396,26 +396,21 @@ def switching_curve(
     eta1_values,
     eta2_range: tuple[float, float],
     cost_variant: CostVariant = "multiskilled",
-    n_grid: int = 2001,
-    xtol: float = 1e-12,
-    rtol_zero: float = 1e-11,
+    **search: Any,
 ) -> np.ndarray:
     """The switching curve in the ``(eta_1, eta_2)`` plane (Fig. 4, right; Fig. 5; C = 2).
 
     For each ``eta_1`` in ``eta1_values``, the roots in ``eta2_range`` of the cost difference
-    multi-skilled minus all sharing (:func:`switching_point`).
+    multi-skilled minus all sharing (:func:`switching_point`); ``search`` holds the root
+    search's keywords of :func:`switching_point` (``n_grid``, ``xtol``, ``rtol_zero``), whose
+    defaults are its own.
 
     Returns an array of shape ``(len(eta1_values), k)``: row i holds the sorted roots at
     ``eta1_values[i]``, NaN-padded; ``k >= 1`` is the largest number of roots found on any
     row, so a curve with a single branch is column 0 (NaN where there is no root).
     """
     eta1_values = np.atleast_1d(np.asarray(eta1_values, dtype=float))
-    rows = [
-        switching_point(
-            mu, cost, e1, eta2_range, cost_variant, n_grid=n_grid, xtol=xtol, rtol_zero=rtol_zero
-        )
-        for e1 in eta1_values
-    ]
+    rows = [switching_point(mu, cost, e1, eta2_range, cost_variant, **search) for e1 in eta1_values]
     k = max([1, *(r.size for r in rows)])
     out = np.full((eta1_values.size, k), np.nan)
     for i, r in enumerate(rows):
