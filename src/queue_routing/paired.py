@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .checks import confidence_level
+from .checks import confidence_level, show
+from .errors import ArgumentError
 from .stats import t_cdf, t_quantile
 
 __all__ = [
@@ -81,6 +82,27 @@ class PolicyEstimate:
     ratio_ci95: float
     ratio_standard_error: float
 
+    @classmethod
+    def of(cls, policy: str, samples, ratio: PairedEstimate) -> PolicyEstimate:
+        """``policy``'s estimate from its cost in each replication (``samples``, cost per
+        unit time): the plain mean with its ``t`` interval (:func:`mean_estimate`), and
+        ``ratio``, the paired estimate of its ratio to the baseline that its part computed.
+
+        >>> e = PolicyEstimate.of("a", [1.0, 2.0, 3.0], PairedEstimate(0.5, 0.1, 0.02, 2, 3))
+        >>> e.cost, e.standard_error, e.ratio
+        (2.0, 0.5773502691896258, 0.5)
+        """
+        plain = mean_estimate(samples)
+        return cls(
+            policy=policy,
+            cost=plain.estimate,
+            ci95=plain.ci95,
+            standard_error=plain.standard_error,
+            ratio=ratio.estimate,
+            ratio_ci95=ratio.ci95,
+            ratio_standard_error=ratio.standard_error,
+        )
+
 
 @dataclass(frozen=True)
 class PairedEstimate:
@@ -119,6 +141,21 @@ class PairedEstimate:
         if self.standard_error == 0.0:
             return 0.0 if gap > 0 else 1.0
         return float(2.0 * t_cdf(-gap / self.standard_error, self.df))
+
+    def divided_by(self, scale: float) -> PairedEstimate:
+        """The estimate of ``E / scale`` for an exact ``scale`` (no error of its own): the
+        estimate, half-width and standard error divided by it, the same degrees of freedom.
+
+        >>> PairedEstimate(3.0, 0.6, 0.2, 4, 5).divided_by(2.0)
+        PairedEstimate(estimate=1.5, ci95=0.3, standard_error=0.1, df=4, replications=5)
+        """
+        return PairedEstimate(
+            estimate=self.estimate / scale,
+            ci95=self.ci95 / scale,
+            standard_error=self.standard_error / scale,
+            df=self.df,
+            replications=self.replications,
+        )
 
 
 def paired_samples(
@@ -492,6 +529,58 @@ class PolicyComparison:
             **attributes,
         )
 
+    @classmethod
+    def from_samples(
+        cls,
+        samples: Mapping[str, np.ndarray],
+        ratios: Mapping[str, PairedEstimate],
+        differences: Mapping[tuple[str, str], PairedEstimate],
+        *,
+        rank_by: str,
+        confidence: float = 0.95,
+        baseline: str,
+        horizon: float,
+        warmup: float,
+        seed: int,
+        keys: Sequence = (),
+        table_size: int | None = None,
+        table_bound: Mapping[str, int] | None = None,
+        simulations: Mapping[str, Any] | None = None,
+        baseline_cost: float | None = None,
+        control_variate: bool = False,
+    ) -> PolicyComparison:
+        """The comparison of the policies of ``ratios`` (in its order), what both parts'
+        ``paired_comparison`` share; each part estimates only the ratios to its baseline and
+        the differences (``docs/README.md#paired-comparisons``).
+
+        ``samples[p]`` is the cost (per unit time) of each replication of policy ``p``, paired
+        across the policies (:func:`paired_samples`), the baseline's included; ``ratios[p]``
+        the paired estimate of ``E[cost_p] / baseline`` and ``differences`` those of
+        :attr:`differences`. Each policy's :class:`PolicyEstimate` is its plain mean cost and
+        its ratio (:meth:`PolicyEstimate.of`); the policies are ranked by ``rank_by``
+        (``"cost"`` or ``"ratio"``) and the best selected at family-wise ``confidence``
+        (:meth:`from_estimates`). The other keywords are the attributes recorded, as Python
+        numbers (``replications`` is the baseline's number of samples).
+        """
+        estimates = {p: PolicyEstimate.of(p, samples[p], ratio) for p, ratio in ratios.items()}
+        return cls.from_estimates(
+            estimates,
+            differences,
+            {p: getattr(e, rank_by) for p, e in estimates.items()},
+            confidence=confidence,
+            baseline=baseline,
+            baseline_cost=None if baseline_cost is None else float(baseline_cost),
+            control_variate=bool(control_variate),
+            horizon=float(horizon),
+            warmup=float(warmup),
+            replications=len(samples[baseline]),
+            seed=int(seed),
+            keys=tuple(keys),
+            table_size=None if table_size is None else int(table_size),
+            table_bound={p: int(v) for p, v in (table_bound or {}).items()},
+            simulations=dict(simulations or {}),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON object: first the baseline, ``{"exact_<baseline>_cost": cost}`` when
         its cost is exact (Part A: ``exact_bernoulli_cost``), else ``{"baseline": name}`` (Part
@@ -522,3 +611,40 @@ class PolicyComparison:
             "ranking": list(self.ranking),
             "best": self.best,
         }
+
+
+#: What a comparison does when the end of a policy's index table may have decided a measured
+#: arrival: refuse the result (``"raise"``) or count those arrivals in
+#: :attr:`PolicyComparison.table_bound` (``"report"``).
+ON_TABLE_BOUND = ("raise", "report")
+
+
+def on_table_bound_choice(value: Any) -> str:
+    """``value`` if it is one of :data:`ON_TABLE_BOUND`, else an
+    :class:`~queue_routing.errors.ArgumentError` naming ``on_table_bound``.
+
+    >>> on_table_bound_choice("report")
+    'report'
+    """
+    if value not in ON_TABLE_BOUND:
+        raise ArgumentError(
+            "on_table_bound", f"on_table_bound must be 'raise' or 'report', got {show(value)}"
+        )
+    return value
+
+
+def simulated_run(simulations: Mapping[str, Any], baseline: str) -> dict[str, Any]:
+    """What a comparison made from ``simulations`` (``{policy: simulation result}`` of one
+    run, :class:`~queue_routing.stats.Replicated` results with the vocabulary's ``horizon``,
+    ``warmup``, ``seed``, ``keys`` and ``table_bound``) records of them: the window and the
+    streams they share (the baseline's), each policy's ``table_bound`` count, and the
+    results themselves (the keywords of :meth:`PolicyComparison.from_samples`)."""
+    first = simulations[baseline]
+    return {
+        "horizon": first.horizon,
+        "warmup": first.warmup,
+        "seed": first.seed,
+        "keys": first.keys,
+        "table_bound": {p: int(sim.table_bound) for p, sim in simulations.items()},
+        "simulations": dict(simulations),
+    }

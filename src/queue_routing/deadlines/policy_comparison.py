@@ -23,15 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import confidence_level, integer, show, time_length
+from ..checks import confidence_level, integer, time_length
 from ..errors import AccuracyError, ArgumentError
 from ..paired import (
     PolicyComparison,
     PolicyEstimate,
-    mean_estimate,
+    on_table_bound_choice,
     paired_samples,
     pairwise_differences,
     ratio_of_means,
+    simulated_run,
 )
 from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, resolve_policies
 from .indices import MAX_UPTO
@@ -157,11 +158,7 @@ def compare_policies(
     confidence = confidence_level(confidence)
     if not isinstance(keys, tuple | list):
         raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
-    if on_table_bound not in ("raise", "report"):
-        raise ArgumentError(
-            "on_table_bound",
-            f"on_table_bound must be 'raise' or 'report', got {show(on_table_bound)}",
-        )
+    on_table_bound = on_table_bound_choice(on_table_bound)
     keys = tuple(keys)
     run = {
         "horizon": horizon,
@@ -192,18 +189,12 @@ def compare_policies(
         if not math.isfinite(res.cost):
             raise AccuracyError(f"the simulated cost rate of {policy} is not finite ({res.cost})")
         sims[policy] = res
-    first = sims[BASELINE]
     return paired_comparison(
         {p: sims[p].replication_costs for p in sims},
         policies,
         confidence=confidence,
-        horizon=first.horizon,
-        warmup=first.warmup,
-        seed=first.seed,
-        keys=first.keys,
         table_size=table_size,
-        table_bound={p: int(sims[p].table_bound) for p in sims},
-        simulations=sims,
+        **simulated_run(sims, BASELINE),
     )
 
 
@@ -232,38 +223,23 @@ def paired_comparison(
     policies by their names, :func:`~queue_routing.user_policy.policy_name`, not loaded).
     """
     policies = tuple(resolve_policies(policies, COMPARED_POLICIES, load=False))
-    samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
-    for p, v in samples_of.items():
+    samples, _ = paired_samples(replication_costs, (BASELINE, *policies))
+    for p, v in samples.items():
         if not np.all(np.isfinite(v)):
             raise AccuracyError(f"the simulated cost rate of {p} is not finite ({v.mean()})")
-    base = samples_of[BASELINE]
-    estimates = {}
-    for policy in policies:
-        y = samples_of[policy]
-        plain = mean_estimate(y)
-        ratio = ratio_of_means(y, base)
-        estimates[policy] = PolicyEstimate(
-            policy=policy,
-            cost=plain.estimate,
-            ci95=plain.ci95,
-            standard_error=plain.standard_error,
-            ratio=ratio.estimate,
-            ratio_ci95=ratio.ci95,
-            ratio_standard_error=ratio.standard_error,
-        )
-    differences = pairwise_differences({p: samples_of[p] for p in policies})
-    return PolicyComparison.from_estimates(
-        estimates,
-        differences,
-        {p: estimates[p].cost for p in policies},
+    base = samples[BASELINE]
+    return PolicyComparison.from_samples(
+        samples,
+        {p: ratio_of_means(samples[p], base) for p in policies},
+        pairwise_differences({p: samples[p] for p in policies}),
+        rank_by="cost",
         confidence=confidence,
         baseline=BASELINE,
-        horizon=float(horizon),
-        warmup=float(warmup),
-        replications=replications,
-        seed=int(seed),
-        keys=tuple(keys),
-        table_size=int(table_size),
-        table_bound={p: int(table_bound[p]) for p in table_bound},
-        simulations=dict(simulations or {}),
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=keys,
+        table_size=table_size,
+        table_bound=table_bound,
+        simulations=simulations,
     )

@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..checks import confidence_level
 from ..errors import AccuracyError, ArgumentError
 from ..paired import (
@@ -27,8 +29,10 @@ from ..paired import (
     PolicyEstimate,
     control_variate_estimate,
     mean_estimate,
+    on_table_bound_choice,
     paired_samples,
     pairwise_differences,
+    simulated_run,
 )
 from ..user_policy import DEFAULT_TABLE_SIZE, resolve_policies
 from .exact import solve_exact
@@ -145,11 +149,7 @@ def compare_policies(
     resolved = resolve_policies(policies, POLICIES)
     policies = tuple(resolved)
     confidence = confidence_level(confidence)
-    if on_table_bound not in ("raise", "report"):
-        raise ArgumentError(
-            "on_table_bound",
-            f"on_table_bound must be 'raise' or 'report', got {on_table_bound!r}",
-        )
+    on_table_bound = on_table_bound_choice(on_table_bound)
     if isinstance(replications, int) and not isinstance(replications, bool) and replications < 3:
         raise ArgumentError(
             "replications",
@@ -194,13 +194,8 @@ def compare_policies(
         policies,
         control_variate=control_variate,
         confidence=confidence,
-        horizon=spec.horizon,
-        warmup=spec.warmup,
-        seed=spec.seed,
-        keys=spec.keys,
-        simulations=sims,
-        table_bound={p: int(sims[p].table_bound) for p in sims},
         table_size=table_size,
+        **simulated_run(sims, BASELINE),
     )
 
 
@@ -236,47 +231,50 @@ def paired_comparison(
     known).
     """
     policies = tuple(resolve_policies(policies, POLICIES, load=False))
-    samples_of, replications = paired_samples(replication_costs, (BASELINE, *policies))
+    samples, _ = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
-    control = samples_of[BASELINE]
-    estimates = {}
-    for policy in policies:
-        y = samples_of[policy]
-        plain = mean_estimate(y)
-        if not control_variate:
-            theta = plain
-        elif policy == BASELINE:  # its own control: theta = B exactly
-            theta = PairedEstimate(exact, 0.0, 0.0, replications - 2, replications)
-        else:
-            theta = control_variate_estimate(y, control, exact)
-        estimates[policy] = PolicyEstimate(
-            policy=policy,
-            cost=plain.estimate,
-            ci95=plain.ci95,
-            standard_error=plain.standard_error,
-            ratio=theta.estimate / exact,
-            ratio_ci95=theta.ci95 / exact,
-            ratio_standard_error=theta.standard_error / exact,
-        )
-    samples = {p: samples_of[p] for p in policies}
-    if control_variate:
-        differences = pairwise_differences(samples, control, exact)
-    else:
-        differences = pairwise_differences(samples)
-    return PolicyComparison.from_estimates(
-        estimates,
-        differences,
-        {p: estimates[p].ratio for p in policies},
+    control = samples[BASELINE] if control_variate else None
+    return PolicyComparison.from_samples(
+        samples,
+        {p: bernoulli_ratio(samples[p], control, exact, own=p == BASELINE) for p in policies},
+        pairwise_differences({p: samples[p] for p in policies}, control, exact),
+        rank_by="ratio",
         confidence=confidence,
         baseline=BASELINE,
         baseline_cost=exact,
-        control_variate=bool(control_variate),
-        horizon=float(horizon),
-        warmup=float(warmup),
-        replications=replications,
-        seed=int(seed),
-        keys=tuple(keys),
-        simulations=dict(simulations or {}),
-        table_bound={p: int(v) for p, v in (table_bound or {}).items()},
-        table_size=None if table_size is None else int(table_size),
+        control_variate=control_variate,
+        horizon=horizon,
+        warmup=warmup,
+        seed=seed,
+        keys=keys,
+        simulations=simulations,
+        table_bound=table_bound,
+        table_size=table_size,
     )
+
+
+def bernoulli_ratio(
+    samples: np.ndarray, control: np.ndarray | None, exact: float, *, own: bool = False
+) -> PairedEstimate:
+    """The paired estimate of ``E[y] / B`` from a policy's costs ``y`` (``samples``, one per
+    replication, cost per unit time) and ``B`` = ``exact``, the exact optimal Bernoulli cost
+    (``docs/multiskill.md#paired-policy-comparisons``).
+
+    With the control (``control``: the simulated Bernoulli costs of the same replications,
+    of mean ``B``), ``theta`` is the control-variate estimate of ``E[y]``
+    (:func:`~queue_routing.paired.control_variate_estimate`, ``R - 2`` degrees of freedom),
+    and exactly ``B`` with no error for Bernoulli routing itself (``own``: its own control);
+    without it (``control=None``), the plain mean. The ratio is ``theta / B``, its interval
+    ``theta``'s divided by ``B`` (which has no error).
+
+    >>> bernoulli_ratio(np.array([2.0, 3.0, 4.0]), None, 2.0).estimate
+    1.5
+    """
+    replications = len(samples)
+    if control is None:
+        theta = mean_estimate(samples)
+    elif own:
+        theta = PairedEstimate(exact, 0.0, 0.0, replications - 2, replications)
+    else:
+        theta = control_variate_estimate(samples, control, exact)
+    return theta.divided_by(exact)
