@@ -48,17 +48,7 @@ _EXPORTS = {
         "pi_index",
         "rb_index",
     ),
-    ".markov": (
-        "LOST",
-        "REJECT",
-        "ChainResult",
-        "OptimalPolicy",
-        "evaluate_actions",
-        "evaluate_index_policy",
-        "evaluate_split",
-        "optimal_policy",
-        "optimal_policy_converged",
-    ),
+    ".markov": ALL,
     ".miss": ALL,
     ".model": (
         "DEADLINE_KINDS",

@@ -39,7 +39,6 @@ from .indices import IndexabilityWarning
 from .instances import (  # the study's instances: their names are importable here too
     HEURISTICS,
     base_instance,
-    configured_large_instance,
     deadline_dict,
     large_instance,
     study_instance,
@@ -59,7 +58,6 @@ __all__ = [
     "THREE_CLUSTER_SWEEP_COLUMNS",
     "base_instance",
     "cluster_sweep",
-    "configured_large_instance",
     "deadline_dict",
     "evaluate_point",
     "gap_table",
@@ -360,27 +358,16 @@ def large_system(
     The same as :func:`large_system_from_replications` of :func:`large_system_replications`
     over ``range(replications)``, which is how the pipeline computes it in chunks.
     """
-    reps = large_system_replications(
-        instance,
-        table_size=table_size,
-        horizon=horizon,
-        warmup=warmup,
-        replications=range(int(replications)),
-        seed=seed,
-        keys=keys,
-        policies=policies,
-    )
-    return large_system_from_replications(
-        instance,
-        reps,
-        table_size=table_size,
-        horizon=horizon,
-        warmup=warmup,
-        seed=seed,
-        keys=keys,
-        confidence=confidence,
-        policies=policies,
-    )
+    run = {
+        "table_size": table_size,
+        "horizon": horizon,
+        "warmup": warmup,
+        "seed": seed,
+        "keys": keys,
+        "policies": policies,
+    }
+    reps = large_system_replications(instance, replications=range(int(replications)), **run)
+    return large_system_from_replications(instance, reps, confidence=confidence, **run)
 
 
 #: Columns of :func:`large_system_replications`.
@@ -430,6 +417,14 @@ def large_system_replications(
         len(simulated) * len(indices), f"n={instance.n_clusters} clusters", logger=log
     )
     split = splitting.optimal_split(instance)  # as compare_policies: BS's split, PI's base
+    run = {
+        "horizon": horizon,
+        "warmup": warmup,
+        "seed": seed,
+        "keys": tuple(keys),
+        "table_size": table_size,
+        "progress": progress,
+    }
     rows = []
     for p in simulated:
         with warnings.catch_warnings():
@@ -441,16 +436,7 @@ def large_system_replications(
             else:  # a user policy: tabulated by simulate_policy_replications
                 given = {}
             block = _policies.simulate_policy_replications(
-                instance,
-                resolved.get(p, p),
-                indices,
-                horizon=horizon,
-                warmup=warmup,
-                seed=seed,
-                keys=tuple(keys),
-                table_size=table_size,
-                progress=progress,
-                **given,
+                instance, resolved.get(p, p), indices, **given, **run
             )
         for k, r in enumerate(block.indices):
             rows.append(
@@ -556,5 +542,3 @@ def large_system_from_replications(
             }
         )
     return pd.DataFrame(rows)
-
-

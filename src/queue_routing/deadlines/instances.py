@@ -7,8 +7,8 @@
   ``deadlines.three_cluster``, matched two- and three-cluster systems) are its two blocks;
 * :func:`sweep_points`: the points of one sweep (one parameter changed at a time), and
   :func:`sweep_keys`, :func:`sweep_values`: the config lists they read;
-* :func:`large_instance`, :func:`configured_large_instance`: ``n`` random clusters (the
-  large systems), drawn from the root seed;
+* :func:`large_instance`: ``n`` random clusters (the large systems), drawn from the root
+  seed;
 * :func:`deadline_dict`: a deadline law of a given mean;
 * :data:`HEURISTICS`: the policies the study benchmarks against the optimal one.
 
@@ -36,7 +36,6 @@ __all__ = [
     "HEURISTICS",
     "LARGE_KEY",
     "base_instance",
-    "configured_large_instance",
     "deadline_dict",
     "large_instance",
     "study_instance",
@@ -162,9 +161,7 @@ def sweep_keys(sweeps: Mapping[str, Sequence], sweep: str, *, rate: str) -> list
     return [sweep]
 
 
-def sweep_values(
-    sweeps: Mapping[str, Sequence], sweep: str, *, rate: str
-) -> dict[str, Sequence]:
+def sweep_values(sweeps: Mapping[str, Sequence], sweep: str, *, rate: str) -> dict[str, Sequence]:
     """The lists of the config block ``sweeps`` that the points of ``sweep`` read
     (:func:`sweep_keys`)."""
     return {key: sweeps[key] for key in sweep_keys(sweeps, sweep, rate=rate)}
@@ -200,31 +197,4 @@ def large_instance(
             "rejection_cost": float(rejection_cost),
             "deadline": dict(deadline),
         }
-    )
-
-
-def configured_large_instance(
-    seed: int,
-    n: int,
-    *,
-    servers_range: Sequence[int],
-    rate_range: Sequence[float],
-    load: float,
-    rejection_cost: float,
-    deadline: str,
-    mean_deadline: float,
-    uniform_spread: float,
-) -> Instance:
-    """:func:`large_instance` from the config's scalars: the ``deadlines.large`` block's
-    ``servers_range``, ``rate_range`` and ``load``, and the base instance's rejection cost and
-    deadline law (:func:`deadline_dict`): the instance the rule ``deadlines_large_instances``
-    writes for the large-system study."""
-    return large_instance(
-        seed,
-        n,
-        servers_range=servers_range,
-        rate_range=rate_range,
-        load=load,
-        rejection_cost=rejection_cost,
-        deadline=deadline_dict(deadline, mean_deadline, uniform_spread),
     )

@@ -398,6 +398,7 @@ def _shift(h: np.ndarray, axis: int, step: int) -> np.ndarray:
 #: handlers (Ctrl-C, SIGTERM of a cluster job) run between calls.
 _KERNEL_BLOCK = 1000
 
+
 def padded_grid(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The kernels' arguments for the grid ``{0..L}^n``: ``(dims, miss, dep, pad)``, grid
     sizes ``(KERNEL_AXES,)`` (a padding axis has size 1), miss probabilities and departure
@@ -417,9 +418,15 @@ def padded_grid(instance: Instance, L: int) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def uniformisation_rate(instance: Instance) -> float:
-    """``Lambda = lam + sum_k m_k mu_k`` (summed as :func:`optimal_policy_vectorised` sums
-    it), the rate of the uniformised chain."""
+    """``Lambda = lam + sum_k m_k mu_k``, the rate of the uniformised chain."""
     return instance.arrival_rate + sum(c.capacity for c in instance.clusters)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def span_open():  # pragma: no cover - compiled
+    """``(lo, hi)`` at the start of one value-iteration step, before any state: the empty
+    span ``(+inf, -inf)`` that :func:`span_widen` widens."""
+    return np.inf, -np.inf
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -458,8 +465,7 @@ def _rvi_kernel(
     lower = np.nan
     upper = np.nan
     for it in range(1, max_iter + 1):
-        lo = inf
-        hi = -inf
+        lo, hi = span_open()
         for a in range(d0):
             for b in range(d1):
                 for c in range(d2):
@@ -546,15 +552,23 @@ def optimal_policy(
     h0: np.ndarray | None = None,
     progress: Callable[..., Any] | None = None,
     truncation_losses: bool = False,
+    vectorised: bool = False,
 ) -> OptimalPolicy:
     """Relative value iteration (uniformised, rate ``Lambda = lam + sum m_k mu_k``) on the
     state space ``{0..L}^n`` truncated at level ``L = truncation`` (n <= 3), actions reject
     (if ``R`` is finite) or route to a cluster below level ``L``; in pure routing a job
     finding every cluster at ``L`` is lost (cost 0), and so it is with ``truncation_losses``
     when ``R`` is finite (instead of a rejection charged ``R``: the module docstring).
-    Stops when ``upper - lower <= tol`` (cost per unit time). ``h0`` warm-starts the
-    relative values (any shape ``(L'+1,)*n``; cropped/edge-padded). A compiled kernel over
-    the flat state grid; :func:`optimal_policy_vectorised` is the same iteration in numpy.
+    Stops when ``upper - lower <= tol`` (cost per unit time) or after ``max_iter``
+    iterations. ``h0`` warm-starts the relative values (any shape ``(L'+1,)*n``;
+    cropped/edge-padded). ``progress(iterations, extra=...)`` is called between blocks of
+    iterations.
+
+    The iteration is a compiled kernel over the flat state grid; with ``vectorised`` it is
+    the same iteration in numpy, vectorised over the grid, with the arithmetic in the same
+    order, so the two agree bit for bit (a test checks it): the reference implementation of
+    the kernel and the baseline of ``benchmarks/deadlines.py``, about 10x slower at two
+    clusters (``docs/deadlines.md#optimal-policy``).
 
     The optimal policy beats optimal Bernoulli splitting, and the exact evaluation of its
     decision table gives back its cost:
@@ -573,12 +587,52 @@ def optimal_policy(
     """
     n, L = check_level(instance, truncation)
     t0 = time.perf_counter()
-    dims, miss, dep, pad = padded_grid(instance, L)
     shape = (L + 1,) * n
-    h = np.ascontiguousarray(_initial_values(h0, shape), dtype=float).reshape(-1).copy()
+    iterate = _iterate_vectorised if vectorised else _iterate_compiled
+    h, actions, iterations, lower, upper, converged = iterate(
+        instance, L, _initial_values(h0, shape), tol, max_iter, progress, bool(truncation_losses)
+    )
+    return OptimalPolicy(
+        cost=0.5 * (lower + upper),
+        lower=float(lower),
+        upper=float(upper),
+        actions=actions.reshape(shape),
+        relative_values=h.reshape(shape),
+        iterations=int(iterations),
+        converged=bool(converged),
+        seconds=time.perf_counter() - t0,
+        truncation=L,
+    )
+
+
+def optimal_policy_vectorised(
+    instance: Instance, truncation: int, tol: float = 1e-9, **options: Any
+) -> OptimalPolicy:
+    """:func:`optimal_policy` with ``vectorised=True`` (the other keyword arguments the
+    same): the iteration in numpy, the reference implementation of the compiled kernel."""
+    return optimal_policy(instance, truncation, tol, vectorised=True, **options)
+
+
+def _initial_values(h0: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """Relative values to start from: zeros, or ``h0`` cropped / edge-padded to ``shape``."""
+    if h0 is None:
+        return np.zeros(shape)
+    h0 = np.asarray(h0, dtype=float)
+    L1, n = shape[0], len(shape)
+    return np.pad(h0[tuple(slice(0, L1) for _ in range(n))],
+                  [(0, max(0, L1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
+
+
+def _iterate_compiled(
+    instance: Instance, L: int, h0: np.ndarray, tol: float, max_iter: int, progress, losses: bool
+) -> tuple:
+    """Relative value iteration of :func:`optimal_policy` by the compiled kernel, from the
+    relative values ``h0`` (shape ``(L+1,)*n``): ``(h, actions, iterations, lower, upper,
+    converged)``, ``h`` and ``actions`` flat (C order of the grid)."""
+    dims, miss, dep, pad = padded_grid(instance, L)
+    h = np.ascontiguousarray(h0, dtype=float).reshape(-1).copy()
     r_cost = instance.rejection_cost
     rcost = math.inf if r_cost is None else float(r_cost)
-    losses = bool(truncation_losses)
     big_lam = uniformisation_rate(instance)
     lam = instance.arrival_rate
     # The kernel's only state is h (updated in place), so running it in blocks of
@@ -592,62 +646,28 @@ def optimal_policy(
         )  # fmt: skip
         it += int(done)
         if progress is not None:
-            progress(
-                int(done), extra=f"truncation {truncation}, span {upper - lower:.3g} (tol {tol:g})"
-            )
+            progress(int(done), extra=f"truncation {L}, span {upper - lower:.3g} (tol {tol:g})")
     act = _greedy_actions(h, dims, miss, rcost, losses)
-    actions = np.where(act >= 0, act - pad, act).reshape(shape)
-    return OptimalPolicy(
-        cost=0.5 * (lower + upper),
-        lower=float(lower),
-        upper=float(upper),
-        actions=actions,
-        relative_values=h.reshape(shape),
-        iterations=it,
-        converged=bool(converged),
-        seconds=time.perf_counter() - t0,
-        truncation=L,
-    )
+    return h, np.where(act >= 0, act - pad, act), it, lower, upper, converged
 
 
-def _initial_values(h0: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
-    """Relative values to start from: zeros, or ``h0`` cropped / edge-padded to ``shape``."""
-    if h0 is None:
-        return np.zeros(shape)
-    h0 = np.asarray(h0, dtype=float)
-    L1, n = shape[0], len(shape)
-    return np.pad(h0[tuple(slice(0, L1) for _ in range(n))],
-                  [(0, max(0, L1 - h0.shape[k])) for k in range(n)], mode="edge")  # fmt: skip
-
-
-def optimal_policy_vectorised(
-    instance: Instance,
-    truncation: int,
-    tol: float = 1e-9,
-    *,
-    max_iter: int = 200_000,
-    h0: np.ndarray | None = None,
-    progress: Callable[..., Any] | None = None,
-    truncation_losses: bool = False,
-) -> OptimalPolicy:
-    """:func:`optimal_policy` in numpy, vectorised over the state grid: the same operator
-    with the arithmetic in the same order, so the two agree bit for bit (a test checks it).
-    Kept as the reference implementation of the compiled kernel and as the baseline of
-    ``benchmarks/deadlines.py``; about 10x slower at two clusters."""
-    n, L = check_level(instance, truncation)
-    t0 = time.perf_counter()
+def _iterate_vectorised(
+    instance: Instance, L: int, h: np.ndarray, tol: float, max_iter: int, progress, losses: bool
+) -> tuple:
+    """:func:`_iterate_compiled` in numpy, vectorised over the state grid (``h`` and the
+    actions of shape ``(L+1,)*n``): the same operator with the arithmetic in the same order."""
+    n = instance.n_clusters
     lam = instance.arrival_rate
     r_cost = instance.rejection_cost
-    shape = (L + 1,) * n
+    shape = h.shape
     grids = np.indices(shape)
     pm = _miss_table(instance, L)
-    big_lam = lam + sum(c.capacity for c in instance.clusters)
+    big_lam = uniformisation_rate(instance)
     dep = [c.rate * np.minimum(grids[k], c.servers) for k, c in enumerate(instance.clusters)]
     stay = big_lam - lam - sum(dep)
     miss = [pm[k][grids[k]] for k in range(n)]
     full = [grids[k] == L for k in range(n)]
-    all_full = np.logical_and.reduce(full) if truncation_losses else np.zeros(shape, dtype=bool)
-    h = _initial_values(h0, shape)
+    all_full = np.logical_and.reduce(full) if losses else np.zeros(shape, dtype=bool)
     q = np.empty((n + 1, *shape))
     lower = upper = math.nan
     it = 0
@@ -666,7 +686,7 @@ def optimal_policy_vectorised(
         lower, upper = big_lam * float(diff.min()), big_lam * float(diff.max())
         h = th - th.flat[0]
         if progress is not None and it % 100 == 0:
-            progress(100, extra=f"truncation {truncation}, span {upper - lower:.3g} (tol {tol:g})")
+            progress(100, extra=f"truncation {L}, span {upper - lower:.3g} (tol {tol:g})")
         if upper - lower <= tol:
             converged = True
             break
@@ -676,17 +696,7 @@ def optimal_policy_vectorised(
     best_k = np.argmin(q, axis=0)
     actions = np.where(best_k == n, REJECT, best_k)
     actions = np.where(np.isinf(q.min(axis=0)), LOST, actions)
-    return OptimalPolicy(
-        cost=0.5 * (lower + upper),
-        lower=lower,
-        upper=upper,
-        actions=actions,
-        relative_values=h,
-        iterations=it,
-        converged=converged,
-        seconds=time.perf_counter() - t0,
-        truncation=L,
-    )
+    return h, actions, it, lower, upper, converged
 
 
 #: The highest level :func:`optimal_policy_converged` raises the truncation to by default,

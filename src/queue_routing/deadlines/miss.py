@@ -130,16 +130,22 @@ def _constant_miss(x: np.ndarray, m: int, mu: float, t: float, on: str) -> np.nd
     if t <= 0.0:
         out[high] = 1.0
         return out
-    j = (x[high] - m + 1).astype(float)
+    out[high] = np.exp(_log_queued_miss(x[high], m, mu, t, on))
+    np.clip(out, 0.0, 1.0, out=out)
+    return out
+
+
+def _log_queued_miss(x: np.ndarray, m: int, mu: float, t: float, on: str) -> np.ndarray:
+    """``log P^miss(x)`` of a job finding every server busy (``x >= m``) for a constant
+    deadline ``t > 0``: with ``j = x - m + 1`` and ``a = m mu t``, ``log Q(j, a)`` (waiting)
+    or ``log(Q(j, a) + sum_{k>=j} Pois(k; a) ((m-1)/m)^(k-j))`` (response), before the
+    clipping to probabilities (``docs/deadlines.md#constant-deadline``)."""
+    j = (x - m + 1).astype(float)
     a = m * mu * t
     log_q = _log_pois_below(j, a)
     if on == "waiting":
-        out[high] = np.exp(log_q)
-    else:
-        s = (m - 1) / m
-        out[high] = np.exp(np.logaddexp(log_q, _log_tail_weighted(j, a, s)))
-    np.clip(out, 0.0, 1.0, out=out)
-    return out
+        return log_q
+    return np.logaddexp(log_q, _log_tail_weighted(j, a, (m - 1) / m))
 
 
 @functools.cache
@@ -281,13 +287,7 @@ def _log_constant_miss(x: np.ndarray, m: int, mu: float, t: float, on: str) -> n
     if t <= 0.0:
         out[high] = 0.0
         return out
-    j = (x[high] - m + 1).astype(float)
-    a = m * mu * t
-    log_q = _log_pois_below(j, a)
-    if on == "waiting":
-        out[high] = np.minimum(log_q, 0.0)
-    else:
-        out[high] = np.minimum(np.logaddexp(log_q, _log_tail_weighted(j, a, (m - 1) / m)), 0.0)
+    out[high] = np.minimum(_log_queued_miss(x[high], m, mu, t, on), 0.0)
     return out
 
 

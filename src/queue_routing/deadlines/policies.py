@@ -410,31 +410,34 @@ def simulate_policy(
     ``docs/README.md#your-own-policy``), tabulated by :func:`user_index_table` over ``x =
     0..table_size``, with the same rule and the same table-bound report.
     """
+    policy, run = _simulation_run(instance, policy, horizon, warmup, seed, keys, replications)
+    routing, table = _routing(instance, policy, table_size, table, split)
+    res = simulate(instance, **routing, **run, progress=progress)
+    if res.table_bound:
+        message = table_bound_message(res.table_bound, table.table.shape[1] - 1)
+        warnings.warn(message, TableBoundWarning, stacklevel=2)
+    return res
+
+
+def _simulation_run(
+    instance, policy, horizon, warmup, seed, keys, replications=None
+) -> tuple[str | UserPolicy, dict[str, Any]]:
+    """The checked arguments of :func:`simulate_policy` (with ``replications``, a count) and
+    :func:`simulate_policy_replications` (without): ``(policy, run)``, ``policy`` a name or
+    a :class:`~queue_routing.user_policy.UserPolicy` and ``run`` the simulator's keyword
+    arguments ``horizon``, ``warmup`` (default ``0.1 * horizon``), ``replications``,
+    ``seed`` and ``keys`` (a tuple)."""
     check_instance(instance)
     policy = policy_or_user(policy, ("bs", *INDEX_POLICIES))
     horizon = time_length("horizon", horizon)
     warmup = 0.1 * horizon if warmup is None else time_length("warmup", warmup, allow_zero=True)
-    replications = integer("replications", replications, 2)
-    seed = integer("seed", seed, 0)
+    run = {"horizon": horizon, "warmup": warmup}
+    if replications is not None:
+        run["replications"] = integer("replications", replications, 2)
+    run["seed"] = integer("seed", seed, 0)
     if not isinstance(keys, tuple | list):
         raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
-    _check_arrivals(instance, horizon, warmup)
-    run = {
-        "horizon": horizon,
-        "warmup": warmup,
-        "replications": replications,
-        "seed": seed,
-        "keys": tuple(keys),
-        "progress": progress,
-    }
-    routing, table = _routing(instance, policy, table_size, table, split)
-    res = simulate(instance, **routing, **run)
-    if res.table_bound:
-        warnings.warn(_table_bound_message(res, table), TableBoundWarning, stacklevel=2)
-    return res
-
-
-def _check_arrivals(instance: Instance, horizon: float, warmup: float) -> None:
+    run["keys"] = tuple(keys)
     arrivals = instance.arrival_rate * (warmup + horizon)
     if arrivals > MAX_SIMULATED_ARRIVALS:
         raise ArgumentError(
@@ -442,6 +445,7 @@ def _check_arrivals(instance: Instance, horizon: float, warmup: float) -> None:
             f"horizon: arrival_rate * (warmup + horizon) = {arrivals:.3g} arrivals per "
             f"replication exceeds {MAX_SIMULATED_ARRIVALS:.0e}",
         )
+    return policy, run
 
 
 def _routing(instance, policy, table_size, table, split):
@@ -482,33 +486,34 @@ def simulate_policy_replications(
     bit for bit replication ``r`` of the unsplit run, so a study split into replication
     blocks (:mod:`queue_routing.workflow.chunks`) reassembles exactly. No
     :class:`TableBoundWarning`: the block's ``table_bound_per_replication`` holds the counts."""
-    check_instance(instance)
-    policy = policy_or_user(policy, ("bs", *INDEX_POLICIES))
-    horizon = time_length("horizon", horizon)
-    warmup = 0.1 * horizon if warmup is None else time_length("warmup", warmup, allow_zero=True)
-    seed = integer("seed", seed, 0)
-    if not isinstance(keys, tuple | list):
-        raise ArgumentError("keys", f"keys must be a tuple, got {type(keys).__name__}")
-    _check_arrivals(instance, horizon, warmup)
+    policy, run = _simulation_run(instance, policy, horizon, warmup, seed, keys)
     routing, _ = _routing(instance, policy, table_size, table, split)
-    return simulate_replications(
-        instance,
-        replications,
-        **routing,
-        horizon=horizon,
-        warmup=warmup,
-        seed=seed,
-        keys=tuple(keys),
-        progress=progress,
-    )
+    return simulate_replications(instance, replications, **routing, **run, progress=progress)
 
 
-def _table_bound_message(res: SimulationResult, table: IndexTable) -> str:
+def table_bound_message(table_bound: int, table_size: int, policy: str | None = None) -> str:
+    """What a simulation says when the end of an index table over ``x = 0..table_size``
+    (of ``policy``, if given) may have decided ``table_bound`` measured arrivals."""
+    of = "" if policy is None else f" of {policy}"
     return (
-        f"table_size: the end of the index table (x <= {table.table.shape[1] - 1}) may have "
-        f"decided {res.table_bound} measured arrivals (a cluster beyond it counts as full); "
-        "raise table_size"
+        f"table_size: the end of the index table{of} (x <= {table_size}) may have decided "
+        f"{table_bound} measured arrivals (a cluster beyond it counts as full); raise table_size"
     )
+
+
+def check_simulation(
+    res: SimulationResult, table_size: int, *, policy: str | None = None, table_bound: bool = True
+) -> SimulationResult:
+    """``res`` if its cost is finite and, with ``table_bound``, the end of no index table
+    over ``x = 0..table_size`` may have decided a measured arrival; otherwise an
+    :class:`~queue_routing.errors.AccuracyError` (naming ``policy``, if given): a result that
+    is not the policy's (:func:`table_bound_message`)."""
+    if table_bound and res.table_bound:
+        raise AccuracyError(table_bound_message(res.table_bound, table_size, policy))
+    if not math.isfinite(res.cost):
+        of = "" if policy is None else f" of {policy}"
+        raise AccuracyError(f"the simulated cost rate{of} is not finite ({res.cost})")
+    return res
 
 
 # -- the library entry point ---------------------------------------------------------------
@@ -637,15 +642,7 @@ def evaluate(
             table_size=table_size,
             progress=progress,
         )
-    if res.table_bound:
-        raise AccuracyError(
-            f"table_size: the end of the index table (x <= {table_size}) may have decided "
-            f"{res.table_bound} measured arrivals (a cluster beyond it counts as full); "
-            "raise table_size"
-        )
-    if not math.isfinite(res.cost):
-        raise AccuracyError(f"the simulated cost rate is not finite ({res.cost})")
-    return res
+    return check_simulation(res, table_size)
 
 
 def _finite(res: ChainResult) -> ChainResult:

@@ -136,6 +136,46 @@ def exponential(u):  # pragma: no cover - compiled
     return -math.log(1.0 - u)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def largest(values):  # pragma: no cover - compiled
+    """The largest of the integers ``values``, and at least 1 (the width of an array with a
+    row per cluster and a column per server or level)."""
+    top = 1
+    for k in range(values.size):
+        if values[k] > top:
+            top = values[k]
+    return top
+
+
+@njit(cache=True, nogil=True, inline="always")
+def next_job(t, lam, kind, st):  # pragma: no cover - compiled
+    """The job after time ``t``: ``(arrival time, u_work, u_deadline)``, its inter-arrival
+    time ``Exp(lam)`` and the uniforms of its work and (unless the deadline is constant,
+    ``kind`` 0) of its deadline, whatever then becomes of it, from the stream states ``st``
+    (rows in the order of :data:`STREAMS`; ``docs/deadlines.md#common-random-numbers``)."""
+    t += exponential(next_uniform(st[0])) / lam
+    u_work = next_uniform(st[1])
+    u_deadline = 0.0
+    if kind != 0:
+        u_deadline = next_uniform(st[2])
+    return t, u_work, u_deadline
+
+
+@njit(cache=True, nogil=True, inline="always")
+def missed(kind, p1, p2, u_deadline, on_wait, wait, response):  # pragma: no cover - compiled
+    """Whether an admitted job misses its deadline: the deadline of the law ``(kind, p1,
+    p2)`` (:func:`deadline_arguments`) drawn by the uniform ``u_deadline``, against the job's
+    waiting time if ``on_wait``, else its response time (time units)."""
+    if kind == 0:
+        tau = p1
+    elif kind == 1:
+        tau = p1 + (p2 - p1) * u_deadline
+    else:
+        tau = p1 * exponential(u_deadline)
+    delay = wait if on_wait else response
+    return delay > tau
+
+
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _kernel(
     lam,
@@ -180,16 +220,8 @@ def _kernel(
     (``docs/deadlines.md#common-random-numbers``); the logarithms are taken only where used.
     """
     st = states.copy()
-    s_arrivals = st[0]
-    s_work = st[1]
-    s_deadlines = st[2]
-    s_routing = st[3]
     n = m.size
-    max_m = 1
-    for k in range(n):
-        if m[k] > max_m:
-            max_m = m[k]
-    free = np.zeros((n, max_m))  # per-cluster min-heap of the m_k server-free times
+    free = np.zeros((n, largest(m)))  # per-cluster min-heap of the m_k server-free times
     # Per-cluster FIFO ring buffer of the start times of admitted jobs still waiting
     # (index mode): FCFS start times are nondecreasing, so the jobs that have started by
     # time t are a prefix of the buffer.
@@ -211,13 +243,10 @@ def _kernel(
     inf = np.inf
     t = 0.0
     while True:
-        t += exponential(next_uniform(s_arrivals)) / lam
+        # every arrival draws its work and deadline: the streams stay in step
+        t, u_work, u_deadline = next_job(t, lam, kind, st)
         if t >= t_end:
             break
-        u_work = next_uniform(s_work)  # drawn by every arrival: the streams stay in step
-        u_deadline = 0.0
-        if kind != 0:
-            u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         events += 1
         if counted:
@@ -265,7 +294,7 @@ def _kernel(
             if dest < 0 and rcost == inf and first_open >= 0:
                 dest = first_open  # every open index is +inf (beyond the doubles)
         else:
-            u = next_uniform(s_routing)
+            u = next_uniform(st[3])  # Bernoulli's coin
             if u >= split_cum[0]:
                 dest = n - 1  # guards rounding of the last cumulative probability
                 for k in range(n):
@@ -302,18 +331,11 @@ def _kernel(
             queue[k, (head[k] + w) % width] = start
             waiting[k] = w + 1
         if counted:
-            if kind == 0:
-                tau = p1
-            elif kind == 1:
-                tau = p1 + (p2 - p1) * u_deadline
-            else:
-                tau = p1 * exponential(u_deadline)
-            delay = start - t if on_wait else finish - t
             admissions += 1
             adm_k[k] += 1
             resp_sum += finish - t
             wait_sum += start - t
-            if delay > tau:
+            if missed(kind, p1, p2, u_deadline, on_wait, start - t, finish - t):
                 misses += 1
                 miss_k[k] += 1
     counts = np.array(
@@ -410,8 +432,58 @@ class SimulationResult(Replicated):
             "ci95": float(self.ci95),
         }
 
+    @classmethod
+    def from_block(
+        cls, block: ReplicationBlock, *, seed: int, keys: tuple, wall_seconds: float
+    ) -> SimulationResult:
+        """The statistics of ``block``, the replications ``0..R-1`` (``R >= 2``) of one
+        policy (:func:`simulate_replications`) on the streams of ``seed`` and ``keys``,
+        simulated in ``wall_seconds``."""
+        costs, rej, mis = block.costs, block.rejection_rates, block.miss_rates
+        mprob, resp = block.miss_probabilities, block.response_times
+        admitted = block.cluster_admissions.sum(axis=0)
+        missed = block.cluster_misses.sum(axis=0)
+        measured = block.horizon * len(block.indices)
+        kernel = block.kernel_seconds
+        return cls(
+            cost=float(costs.mean()),
+            ci95=_half_width(costs),
+            rejection_rate=float(rej.mean()),
+            rejection_ci95=_half_width(rej),
+            miss_rate=float(mis.mean()),
+            miss_ci95=_half_width(mis),
+            miss_probability=float(mprob.mean()),
+            miss_probability_ci95=_half_width(mprob),
+            mean_response_time=float(resp.mean()),
+            mean_response_time_ci95=_half_width(resp),
+            mean_waiting_time=float(block.waiting_times.mean()),
+            cluster_admission_rate=admitted / measured,
+            cluster_miss_rate=missed / measured,
+            cluster_miss_probability=_missed_fraction(admitted, missed),
+            replication_costs=costs,
+            replication_rejection_rates=rej,
+            replication_miss_rates=mis,
+            replication_miss_probabilities=mprob,
+            replication_response_times=resp,
+            replication_cluster_miss_probabilities=block.cluster_miss_probabilities,
+            events=block.events,
+            events_per_second=block.events / kernel if kernel > 0 else math.inf,
+            wall_seconds=wall_seconds,
+            horizon=block.horizon,
+            warmup=block.warmup,
+            seed=int(seed),
+            keys=tuple(keys),
+            table_bound=block.table_bound,
+        )
+
 
 _half_width = t_half_width  # 95% t half-width over replications (axis 0)
+
+
+def _missed_fraction(admitted: np.ndarray, missed: np.ndarray) -> np.ndarray:
+    """``missed / admitted`` per cluster, ``nan`` where no job was admitted."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(admitted > 0, missed / np.maximum(admitted, 1), math.nan)
 
 
 # -- argument checks -------------------------------------------------------------------------
@@ -579,8 +651,7 @@ def _replications(
         wait[row] = sums[1] / n_adm if n_adm else math.nan
         adm[row] = a_k
         miss[row] = m_k
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cprob[row] = np.where(a_k > 0, m_k / np.maximum(a_k, 1), math.nan)
+        cprob[row] = _missed_fraction(a_k, m_k)
         events.append(n_ev)
         if progress is not None:
             progress()
@@ -714,43 +785,4 @@ def simulate(
         seed, keys, progress,
     )  # fmt: skip
     wall = time.perf_counter() - t0
-    h, w, r_count = block.horizon, block.warmup, len(block.indices)
-    rej, mis, costs = block.rejection_rates, block.miss_rates, block.costs
-    mprob, resp, wait = block.miss_probabilities, block.response_times, block.waiting_times
-    cprob = block.cluster_miss_probabilities
-    adm_k = block.cluster_admissions.sum(axis=0)
-    miss_k = block.cluster_misses.sum(axis=0)
-    events, table_bound, kernel_wall = block.events, block.table_bound, block.kernel_seconds
-    keys = tuple(keys)
-    with np.errstate(invalid="ignore"):
-        cluster_prob = np.where(adm_k > 0, miss_k / np.maximum(adm_k, 1), math.nan)
-    return SimulationResult(
-        cost=float(costs.mean()),
-        ci95=_half_width(costs),
-        rejection_rate=float(rej.mean()),
-        rejection_ci95=_half_width(rej),
-        miss_rate=float(mis.mean()),
-        miss_ci95=_half_width(mis),
-        miss_probability=float(mprob.mean()),
-        miss_probability_ci95=_half_width(mprob),
-        mean_response_time=float(resp.mean()),
-        mean_response_time_ci95=_half_width(resp),
-        mean_waiting_time=float(wait.mean()),
-        cluster_admission_rate=adm_k / (h * r_count),
-        cluster_miss_rate=miss_k / (h * r_count),
-        cluster_miss_probability=cluster_prob,
-        replication_costs=costs,
-        replication_rejection_rates=rej,
-        replication_miss_rates=mis,
-        replication_miss_probabilities=mprob,
-        replication_response_times=resp,
-        replication_cluster_miss_probabilities=cprob,
-        events=events,
-        events_per_second=events / kernel_wall if kernel_wall > 0 else math.inf,
-        wall_seconds=wall,
-        horizon=h,
-        warmup=w,
-        seed=int(seed),
-        keys=keys,
-        table_bound=table_bound,
-    )
+    return SimulationResult.from_block(block, seed=seed, keys=keys, wall_seconds=wall)

@@ -24,6 +24,24 @@ The kernels take ``n <= 3`` clusters (a system of fewer clusters is padded with 
 one level, which can never admit), so the same code is checked against :mod:`.markov` on two
 clusters. Memory: ``(L+1)^n`` doubles per array; the evaluation holds five plus the
 ``(L+1)^n x 3`` routing table.
+
+Both stationary solvers agree with the sparse direct solve of :mod:`.markov` on a chain all
+three can solve, a Bernoulli split of three clusters (a job sent to a cluster at the level
+``L = 8`` is lost): :func:`stationary_3` to within a few times its ``tol`` in L1,
+:func:`product_form_3` to rounding:
+
+>>> from queue_routing.deadlines import Instance
+>>> from queue_routing.deadlines.markov import stationary
+>>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1, 1],
+...     "service_rates": [1.0, 0.8, 0.6], "rejection_cost": None,
+...     "deadline": {"kind": "constant", "t": 1.5}})
+>>> x = np.indices((9, 9, 9)).reshape(3, -1).T
+>>> route, reject = np.where(x < 8, [0.5, 0.3, 0.2], 0.0), np.zeros(len(x))
+>>> direct = stationary(inst, 8, route)
+>>> bool(np.abs(stationary_3(inst, 8, route, reject, tol=1e-11) - direct).sum() < 1e-10)
+True
+>>> bool(np.abs(product_form_3(inst, 8, route, reject) - direct).sum() < 1e-12)
+True
 """
 
 from __future__ import annotations
@@ -36,7 +54,6 @@ import numpy as np
 from numba import njit
 
 from ..errors import AccuracyError
-from ..rng import next_uniform
 from ..stats import Replicated, t_half_width
 from . import markov
 from .markov import (
@@ -47,12 +64,20 @@ from .markov import (
     check_level,
     padded_grid,
     span_close,
+    span_open,
     span_widen,
     state_grid,
     uniformisation_rate,
 )
 from .model import Instance
-from .simulation import deadline_arguments, exponential, replication_states
+from .simulation import (
+    deadline_arguments,
+    exponential,
+    largest,
+    missed,
+    next_job,
+    replication_states,
+)
 
 __all__ = [
     "ActionSimulation",
@@ -83,12 +108,10 @@ def _stationary_kernel(
     new = np.empty(size)
     h = np.zeros(size)
     th = np.empty(size)
-    inf = np.inf
     lower = np.nan
     upper = np.nan
     for it in range(1, max_iter + 1):
-        lo = inf
-        hi = -inf
+        lo, hi = span_open()
         step = 0.0
         g = 0.0
         for a in range(d0):
@@ -155,20 +178,7 @@ def stationary_3(
     :func:`_stationary_kernel`; :class:`~queue_routing.errors.AccuracyError` if not reached
     in ``max_iter`` iterations. The policy's cost is bracketed by the span bounds; ``pi``
     itself is within about ``tol / (1 - rho)`` in L1 of the exact law, ``rho`` the chain's
-    contraction per step (ten times ``tol`` on the example below).
-
-    >>> import numpy as np
-    >>> from queue_routing.deadlines import Instance
-    >>> from queue_routing.deadlines.markov import stationary
-    >>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1, 1],
-    ...     "service_rates": [1.0, 0.8, 0.6], "rejection_cost": None,
-    ...     "deadline": {"kind": "constant", "t": 1.5}})
-    >>> x = np.indices((9, 9, 9)).reshape(3, -1).T
-    >>> route = np.where(x < 8, 1.0, 0.0) / 3  # an equal split, lost at the level
-    >>> direct = stationary(inst, 8, route)
-    >>> pi = stationary_3(inst, 8, route, np.zeros(len(x)), tol=1e-11)
-    >>> bool(np.abs(pi - direct).sum() < 1e-9)
-    True
+    contraction per step (a few times ``tol`` on the example of the module docstring).
     """
     n, L = check_level(instance, truncation)
     dims, miss, dep, pad = padded_grid(instance, L)
@@ -201,19 +211,7 @@ def product_form_3(
     fed at ``lam p_k``, so ``pi`` is the product of their birth-death laws
     ``w_{x+1} = w_x lam p_k / (mu_k min(x + 1, m_k))`` (exact; the ``solver`` of
     :func:`~queue_routing.deadlines.markov.evaluate_split`, ``reject`` unused). Raises
-    ``ValueError`` for any other routing.
-
-    >>> import numpy as np
-    >>> from queue_routing.deadlines import Instance
-    >>> from queue_routing.deadlines.markov import stationary
-    >>> inst = Instance.from_dict({"arrival_rate": 2.0, "servers": [2, 1, 1],
-    ...     "service_rates": [1.0, 0.8, 0.6], "rejection_cost": None,
-    ...     "deadline": {"kind": "constant", "t": 1.5}})
-    >>> x = np.indices((9, 9, 9)).reshape(3, -1).T
-    >>> route = np.where(x < 8, [0.5, 0.3, 0.2], 0.0)
-    >>> pi = product_form_3(inst, 8, route, np.zeros(len(x)))
-    >>> bool(np.abs(pi - stationary(inst, 8, route)).sum() < 1e-12)
-    True
+    ``ValueError`` for any other routing (an example: the module docstring).
     """
     n, L = check_level(instance, truncation)
     x = state_grid(n, L)
@@ -270,32 +268,17 @@ def _action_kernel(
     admissions, misses]`` of the window ``[t_warm, t_end)``. Streams and draws as the Part B
     simulator's kernel (``docs/deadlines.md#common-random-numbers``)."""
     st = states.copy()
-    s_arrivals = st[0]
-    s_work = st[1]
-    s_deadlines = st[2]
     n = m.size
-    max_m = 1
-    for k in range(n):
-        if m[k] > max_m:
-            max_m = m[k]
-    top = 1
-    for k in range(n):
-        if dims[k] > top:
-            top = dims[k]
-    free = np.zeros((n, max_m))  # server-free times
-    leave = np.zeros((n, top))  # departure times of the jobs present
+    free = np.zeros((n, largest(m)))  # server-free times
+    leave = np.zeros((n, largest(dims)))  # departure times of the jobs present
     count = np.zeros(n, dtype=np.int64)
     x = np.zeros(n, dtype=np.int64)
     out = np.zeros(5, dtype=np.int64)
     t = 0.0
     while True:
-        t += exponential(next_uniform(s_arrivals)) / lam
+        t, u_work, u_deadline = next_job(t, lam, kind, st)
         if t >= t_end:
             break
-        u_work = next_uniform(s_work)
-        u_deadline = 0.0
-        if kind != 0:
-            u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         if counted:
             out[0] += 1
@@ -324,15 +307,8 @@ def _action_kernel(
         leave[a, count[a]] = finish
         count[a] += 1
         if counted:
-            if kind == 0:
-                tau = p1
-            elif kind == 1:
-                tau = p1 + (p2 - p1) * u_deadline
-            else:
-                tau = p1 * exponential(u_deadline)
-            delay = start - t if on_wait else finish - t
             out[3] += 1
-            if delay > tau:
+            if missed(kind, p1, p2, u_deadline, on_wait, start - t, finish - t):
                 out[4] += 1
     return out
 
