@@ -47,7 +47,7 @@ from numba import njit
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import t_half_width
-from ..user_policy import DEFAULT_TABLE_SIZE, UserPolicy, policy_name
+from ..user_policy import UserPolicy, policy_name
 from .model import Instance
 from .policies import alias_table, policy_arrays, resolve, table_index, warn_table_bound
 from .replications import (
@@ -55,8 +55,7 @@ from .replications import (
     ReplicationBlock,
     RunSpec,
     SimulationResult,
-    check_args,
-    replication_cost,
+    checked_run,
     replication_indices,
 )
 from .sizes import EXPONENTIAL, JobSizes, draw_residual, draw_size
@@ -77,6 +76,14 @@ GENERAL_STREAMS = ("arrivals", "sizes", "routing", "start")
 
 # -- compiled kernel -----------------------------------------------------------------------
 @njit(cache=True, nogil=True, inline="always")
+def _heap_set(tags, born, j, i, tag, t):  # pragma: no cover - compiled
+    """Entry ``i`` of server ``j``'s heap := ``(tag, t)``: a job's finishing tag and its
+    arrival time, kept side by side in ``tags`` and ``born``."""
+    tags[j, i] = tag
+    born[j, i] = t
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _heap_push(tags, born, j, size, tag, t):  # pragma: no cover - compiled
     """Push ``(tag, t)`` on server ``j``'s heap holding ``size`` jobs (row ``j``)."""
     i = size
@@ -84,11 +91,9 @@ def _heap_push(tags, born, j, size, tag, t):  # pragma: no cover - compiled
         parent = (i - 1) >> 1
         if tags[j, parent] <= tag:
             break
-        tags[j, i] = tags[j, parent]
-        born[j, i] = born[j, parent]
+        _heap_set(tags, born, j, i, tags[j, parent], born[j, parent])
         i = parent
-    tags[j, i] = tag
-    born[j, i] = t
+    _heap_set(tags, born, j, i, tag, t)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -108,11 +113,9 @@ def _heap_pop(tags, born, j, size):  # pragma: no cover - compiled
                 c += 1
             if tags[j, c] >= last_tag:
                 break
-            tags[j, i] = tags[j, c]
-            born[j, i] = born[j, c]
+            _heap_set(tags, born, j, i, tags[j, c], born[j, c])
             i = c
-        tags[j, i] = last_tag
-        born[j, i] = last_born
+        _heap_set(tags, born, j, i, last_tag, last_born)
     return top_born
 
 
@@ -324,15 +327,14 @@ def run_general(
         bound.append(int(beyond))
         if progress is not None:
             progress()
-    costs = np.array([replication_cost(mm, instance.cost) for mm in means], dtype=float)
-    return GeneralBlock(
-        policy=policy_name(policy),
-        indices=indices,
-        means=means,
-        costs=costs,
-        events_per_replication=tuple(events),
+    return GeneralBlock.of_means(
+        instance,
+        policy_name(policy),
+        indices,
+        means,
+        events,
+        bound,
         steps=sum(events),
-        table_bound_per_replication=tuple(bound),
         job_sizes=law,
         response_sums=resp,
         departures=done,
@@ -345,19 +347,14 @@ def simulate_general_replications(
     replications: Iterable[int],
     *,
     job_sizes: JobSizes | str | None = None,
-    horizon: float,
-    warmup: float | None = None,
-    seed: int = 0,
-    keys: tuple = (),
-    start: str = "empty",
-    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
+    **run: Any,
 ) -> GeneralBlock:
     """Replications ``replications`` (indices) of :func:`simulate_general`, any non-empty set.
 
     Replication ``r`` runs on :func:`general_replication_states` ``(seed, keys, r)``, so
     blocks of replications reassemble bit for bit into one run (as
-    :func:`~.simulation.simulate_replications`).
+    :func:`~.simulation.simulate_replications`, whose arguments these are).
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> whole = simulate_general(inst, "jsq", job_sizes="deterministic", horizon=50.0,
@@ -369,9 +366,7 @@ def simulate_general_replications(
     """
     law = law_of(job_sizes)
     policy = resolve(policy)
-    spec = RunSpec.checked(
-        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
-    )
+    spec = RunSpec.checked(**run)
     return run_general(instance, policy, replication_indices(replications), law, spec, progress)
 
 
@@ -422,14 +417,9 @@ def simulate_general(
     policy: Any,
     *,
     job_sizes: JobSizes | str | None = None,
-    horizon: float,
-    warmup: float | None = None,
     replications: int = 10,
-    seed: int = 0,
-    keys: tuple = (),
-    start: str = "empty",
-    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
+    **run: Any,
 ) -> GeneralSimulationResult:
     """Simulate ``policy`` on ``instance`` with job sizes of law ``job_sizes`` (mean 1).
 
@@ -441,15 +431,19 @@ def simulate_general(
 
     Parameters
     ----------
-    instance, policy, horizon, warmup, replications, seed, keys, table_size, progress:
-        As in :func:`~.simulation.simulate` (time units; ``warmup`` default ``0.1 *
-        horizon``; a user policy's table bound is reported the same way).
+    instance, policy, replications, progress:
+        As in :func:`~.simulation.simulate`.
+    run:
+        The run's keywords of :func:`~.simulation.simulate`: ``horizon`` (required),
+        ``warmup`` (default ``0.1 * horizon``; time units), ``seed``, ``keys``, ``start`` (see
+        below) and ``table_size`` (a user policy's table bound is reported the same way);
+        :meth:`~.replications.RunSpec.checked` checks them and holds their defaults.
     job_sizes:
         A :class:`~.sizes.JobSizes` or its spec string (``"exponential"``, ``"deterministic"``,
         ``"erlang:K"``, ``"hyperexponential:SCV"``, ``"lognormal:SCV"``); ``None``:
         exponential (simulated here event by event; :func:`~.simulation.simulate` uses the
         uniformised chain for that law).
-    start:
+    start (in ``run``):
         ``"empty"``, or ``"bernoulli"``: independent geometric counts with the optimal
         Bernoulli loads, each job's remaining work drawn from the equilibrium law of the
         sizes. Under Bernoulli routing each server is an M/G/1-PS queue, whose stationary
@@ -469,17 +463,14 @@ def simulate_general(
     >>> bool(abs(res.cost - solve_exact(inst).cost) < res.ci95), res.job_sizes.spec
     (True, 'deterministic')
     """
-    warmup = check_args(instance, horizon, warmup, replications, seed)
+    spec = checked_run(instance, replications, **run)
     law = law_of(job_sizes)
     policy = resolve(policy)
-    spec = RunSpec.checked(
-        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
-    )
     t0 = time.perf_counter()
     block = run_general(
         instance, policy, replication_indices(range(replications)), law, spec, progress
     )
     wall = time.perf_counter() - t0
     if block.table_bound:
-        warn_table_bound(block, table_size)
+        warn_table_bound(block, spec.table_size)
     return GeneralSimulationResult.of_run(block, spec, wall_seconds=wall)

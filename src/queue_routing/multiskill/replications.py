@@ -13,8 +13,8 @@ What the uniformised simulator (:mod:`.simulation`) and the event-driven one
   (:class:`queue_routing.stats.Replicated`: ``cost``, ``ci95``, ``standard_error``,
   ``replications``);
 * :func:`replication_cost` -- a replication's cost, exactly rounded;
-* :func:`check_args`, :func:`replication_indices`, :func:`general_law` -- the argument
-  checks shared by the simulators (:mod:`queue_routing.checks`).
+* :func:`check_args`, :func:`checked_run`, :func:`replication_indices`, :func:`general_law`
+  -- the argument checks shared by the simulators (:mod:`queue_routing.checks`).
 
 Random numbers: replication ``r`` of a run draws from the streams keyed by ``(seed,``
 :data:`STREAM_KEY` ``, *keys, r, stream)`` (``docs/multiskill.md#common-random-numbers``).
@@ -128,6 +128,20 @@ def check_args(instance: Any, horizon: Any, warmup: Any, replications: Any, seed
     return float(warmup)
 
 
+def checked_run(
+    instance: Any, replications: Any, *, horizon: Any, warmup: Any = None, seed: Any = 0, **run: Any
+) -> RunSpec:
+    """The :class:`RunSpec` of a run of replications ``0..R-1`` of ``instance`` given the
+    run's keywords (those of :meth:`RunSpec.checked`): :func:`check_args` first, then the
+    other keywords (``keys``, ``start``, ``table_size``).
+
+    >>> checked_run(Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6]), 3, horizon=50)
+    RunSpec(horizon=50.0, warmup=5.0, seed=0, keys=(), start='empty', table_size=400)
+    """
+    warmup = check_args(instance, horizon, warmup, replications, seed)
+    return RunSpec.checked(horizon=horizon, warmup=warmup, seed=seed, **run)
+
+
 def replication_indices(replications: Iterable[Any]) -> tuple[int, ...]:
     """The replication indices of a block: non-negative ints, at least one.
 
@@ -192,6 +206,35 @@ class ReplicationBlock(stats.ReplicationBlock):
     events_per_replication: tuple[int, ...]
     steps: int
     table_bound_per_replication: tuple[int, ...] = ()
+
+    @classmethod
+    def of_means(
+        cls,
+        instance: Instance,
+        policy: str,
+        indices: tuple[int, ...],
+        means: np.ndarray,
+        events: Iterable[Any],
+        bound: Iterable[Any],
+        *,
+        steps: int,
+        **extra: Any,
+    ) -> ReplicationBlock:
+        """The block of a simulator's replications ``indices`` of ``policy`` from each
+        replication's time-average jobs per server (``means``, shape ``(len(indices), C +
+        1)``), real transitions (``events``) and table-bound arrivals (``bound``): the costs
+        are :func:`replication_cost` of each row; ``steps`` and the ``extra`` attributes of a
+        subclass are given."""
+        return cls(
+            policy=policy,
+            indices=indices,
+            means=means,
+            costs=np.array([replication_cost(m, instance.cost) for m in means], dtype=float),
+            events_per_replication=tuple(int(e) for e in events),
+            steps=steps,
+            table_bound_per_replication=tuple(int(b) for b in bound),
+            **extra,
+        )
 
 
 def replication_cost(means: np.ndarray, cost: np.ndarray) -> float:

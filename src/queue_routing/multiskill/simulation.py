@@ -283,17 +283,12 @@ def run_policies(
         if progress is not None:
             for _ in policies:
                 progress()
+    steps = len(indices) * (n_warm + n_steps)
     blocks = {}
     for p, policy in enumerate(policies):
         name = policy_name(policy)
-        blocks[name] = ReplicationBlock(
-            policy=name,
-            indices=indices,
-            means=means[p],
-            costs=np.array([replication_cost(m, instance.cost) for m in means[p]], dtype=float),
-            events_per_replication=tuple(int(e) for e in events[p]),
-            steps=len(indices) * (n_warm + n_steps),
-            table_bound_per_replication=tuple(int(b) for b in bound[p]),
+        blocks[name] = ReplicationBlock.of_means(
+            instance, name, indices, means[p], events[p], bound[p], steps=steps
         )
     return blocks
 
@@ -303,14 +298,9 @@ def simulate_replications(
     policy: Any,
     replications: Iterable[int],
     *,
-    horizon: float,
-    warmup: float | None = None,
-    seed: int = 0,
-    keys: tuple = (),
-    start: str = "empty",
-    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
+    **run: Any,
 ) -> ReplicationBlock:
     """The replications with the given indices of :func:`simulate` (any non-empty set).
 
@@ -318,8 +308,10 @@ def simulate_replications(
     exactly as replication ``r`` of ``simulate(..., replications=R)`` for any ``R > r``: a
     study can be split into blocks of replications run by separate jobs
     (:mod:`queue_routing.workflow.chunks`) and reassembled bit for bit. Arguments as in
-    :func:`simulate`; no statistics are computed (a block may hold one replication), and no
-    :class:`~queue_routing.errors.TableBoundWarning`: the block's
+    :func:`simulate`, ``run`` its run's keywords ``horizon`` (required), ``warmup``,
+    ``seed``, ``keys``, ``start`` and ``table_size`` (:meth:`~.replications.RunSpec.checked`
+    checks them and holds their defaults). No statistics are computed (a block may hold one
+    replication), and no :class:`~queue_routing.errors.TableBoundWarning`: the block's
     ``table_bound_per_replication`` holds the counts. :func:`simulate_policies` runs several
     policies on the same streams at once. With a non-exponential ``job_sizes`` the block comes
     from the event-driven simulator, as :func:`~.general.simulate_general_replications` gives
@@ -333,9 +325,7 @@ def simulate_replications(
     """
     law = general_law(job_sizes)  # docs/multiskill.md#general-job-sizes
     policy = resolve(policy)
-    spec = RunSpec.checked(
-        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
-    )
+    spec = RunSpec.checked(**run)
     indices = replication_indices(replications)
     if law is not None:
         return run_general(instance, policy, indices, law, spec, progress)
@@ -347,13 +337,8 @@ def simulate_policies(
     policies: Sequence[Any],
     replications: Iterable[int],
     *,
-    horizon: float,
-    warmup: float | None = None,
-    seed: int = 0,
-    keys: tuple = (),
-    start: str = "empty",
-    table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
+    **run: Any,
 ) -> dict[str, ReplicationBlock]:
     """:func:`simulate_replications` of several policies on common random numbers, at once.
 
@@ -364,8 +349,8 @@ def simulate_policies(
     gives for that policy alone; only the work is shared (3x less time for the five
     policies at C = 20..200, ``benchmarks/multiskill_lockstep.py``). ``policies``: names of
     :data:`POLICIES` or user policies (as :func:`simulate` takes them), distinct by name.
-    ``progress`` is called once per policy and replication. Returns ``{name:
-    ReplicationBlock}`` in the order given.
+    ``progress`` is called once per policy and replication; ``run`` as in
+    :func:`simulate_replications`. Returns ``{name: ReplicationBlock}`` in the order given.
 
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> both = simulate_policies(inst, ["jsq", "pi"], range(3), horizon=50.0, seed=3)
@@ -377,9 +362,7 @@ def simulate_policies(
     names = [policy_name(p) for p in policies]
     if not policies or len(set(names)) != len(names):
         raise ArgumentError("policies", f"policies must be distinct and at least one, got {names}")
-    spec = RunSpec.checked(
-        horizon=horizon, warmup=warmup, seed=seed, keys=keys, start=start, table_size=table_size
-    )
+    spec = RunSpec.checked(**run)
     return run_policies(instance, policies, replication_indices(replications), spec, progress)
 
 
