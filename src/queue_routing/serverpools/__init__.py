@@ -56,20 +56,8 @@ _EXPORTS = {
     ".search": ALL,
     ".simulation": ALL,
     ".spp": ALL,
-    ".stationarity": (
-        "MeanInterval",
-        "SlopeInterval",
-        "StationarityCheck",
-        "derived_warmup",
-        "halves_test",
-        "mean_interval",
-        "slope_interval",
-        "slope_verdict",
-    ),
-    ".timeaverage": (
-        "TimeAverageEstimate",
-        "time_average",
-    ),
+    ".stationarity": ALL,
+    ".timeaverage": ALL,
     ".tree": ALL,
     ".tree_simplex": ALL,
 }

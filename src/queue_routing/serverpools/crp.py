@@ -316,6 +316,16 @@ def _pairs(edges) -> list[str]:
     return [f"(class {int(i) + 1}, pool {int(j) + 1})" for i, j in edges]
 
 
+def _non_unique(message: str, activities: np.ndarray) -> NonUniqueOptimumError:
+    """The :class:`NonUniqueOptimumError` of ``message`` naming the classes and pools
+    (numbered from 1, sorted) of ``activities``, 0-based pairs (i, j), shape ``(K, 2)``."""
+    return NonUniqueOptimumError(
+        message,
+        classes=sorted({int(i) + 1 for i in activities[:, 0]}),
+        pools=sorted({int(j) + 1 for j in activities[:, 1]}),
+    )
+
+
 def diagnose(solution: SPPSolution, lp: ScaledLP, t: float, tol: float) -> None:
     """Raise the CRPError naming why CRP fails (see :func:`check_crp`)."""
     system = solution.system
@@ -358,11 +368,10 @@ def diagnose(solution: SPPSolution, lp: ScaledLP, t: float, tol: float) -> None:
         lo, hi = _face_ranges(lp, t_max, np.flatnonzero(used_cols))
         varying = used[hi - lo > 1e-6]
     if len(varying):
-        raise NonUniqueOptimumError(
+        raise _non_unique(
             f"the SPP optimum is not unique: the flows on {listing(_pairs(varying))} vary over "
             "the optimal face",
-            classes=sorted({int(i) + 1 for i in varying[:, 0]}),
-            pools=sorted({int(j) + 1 for j in varying[:, 1]}),
+            varying,
         )
     comps = components(basic, n_i, n_j)
     if len(comps) > 1:
@@ -389,11 +398,10 @@ def diagnose(solution: SPPSolution, lp: ScaledLP, t: float, tol: float) -> None:
         rc = 1.0 - solution.class_duals[acts[:, 0]] * mu / alpha[acts[:, 1]]
     flat = acts[nonbasic & ~(rc > max(tol, 1e-7))]
     if len(flat):
-        raise NonUniqueOptimumError(
+        raise _non_unique(
             f"non-basic activities {listing(_pairs(flat))} have zero reduced cost "
             "(degenerate dual)",
-            classes=sorted({int(i) + 1 for i in flat[:, 0]}),
-            pools=sorted({int(j) + 1 for j in flat[:, 1]}),
+            flat,
         )
     raise NonUniqueOptimumError(
         f"no spanning tree of activities certifies a unique optimum with every pool binding "

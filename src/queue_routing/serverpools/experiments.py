@@ -43,7 +43,7 @@ from .fluid import fluid_trajectory, linearised_deviation
 from .instances import heterogeneity_family
 from .linear import eigenvalue_text, stability_verdict
 from .model import ServerPoolSystem, SPPSolution
-from .search import SearchResult, SizeSummary, search_size
+from .search import SearchResult, SizeSummary, search_settings, search_size
 from .simulation import simulate
 from .spp import solve_spp
 from .stationarity import (
@@ -150,18 +150,18 @@ def search_tables(
     sizes: Sequence[tuple[int, int]],
     samples_per_size: int,
     *,
-    mu_range: Sequence[float] = (0.1, 10.0),
-    flow_range: Sequence[float] = (0.1, 1.0),
-    rho: float = 0.9,
-    tol: float = 1e-9,
     workers: int = 1,
+    **settings: Any,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The seeded instability search (:func:`.search.instability_search`) over ``sizes``.
+    """The seeded instability search (:func:`.search.instability_search`) over ``sizes``:
+    :func:`search_chunk` of all samples merged by :func:`search_tables_from_chunks`.
 
-    Each size is searched separately (optionally in ``workers`` processes); since sample k of
-    size (I, J) uses its own stream ``(seed, "serverpools-search", I, J, k)``, the result
-    does not depend on ``workers``, nor on a split into chunks of sizes and sample blocks
-    (:func:`search_chunk`, :func:`search_tables_from_chunks`).
+    ``settings``: the sampling settings ``mu_range, flow_range, rho, tol`` of
+    :func:`search_chunk` (the same defaults). Each size is searched separately (optionally in
+    ``workers`` processes); since sample k of size (I, J) uses its own stream ``(seed,
+    "serverpools-search", I, J, k)``, the result does not depend on ``workers``, nor on a
+    split into chunks of sizes and sample blocks (:func:`search_chunk`,
+    :func:`search_tables_from_chunks`).
 
     Returns ``(summary, record)``. ``summary`` columns: ``n_classes, n_pools, samples,
     unstable_underloaded, unstable_critical`` (counts), ``fraction_unstable_underloaded``,
@@ -173,7 +173,6 @@ def search_tables(
     sizes = [(int(i), int(j)) for i, j in sizes]
     if not sizes:
         raise ValueError("no sizes to search")
-    settings = {"mu_range": mu_range, "flow_range": flow_range, "rho": rho, "tol": tol}
     part = search_chunk(seed, sizes, range(int(samples_per_size)), workers=workers, **settings)
     return search_tables_from_chunks(seed, sizes, samples_per_size, [part], **settings)
 
@@ -213,18 +212,10 @@ def search_tables_from_chunks(
                 f"{samples_per_size} (a chunk is missing or repeated)"
             )
         summaries.append(merged)
-    result = SearchResult.from_summaries(
-        seed,
-        {
-            "sizes": [list(s) for s in sizes],
-            "samples_per_size": int(samples_per_size),
-            "mu_range": [float(x) for x in mu_range],
-            "flow_range": [float(x) for x in flow_range],
-            "rho": float(rho),
-            "tol": float(tol),
-        },
-        summaries,
+    settings = search_settings(
+        sizes, samples_per_size, mu_range=mu_range, flow_range=flow_range, rho=rho, tol=tol
     )
+    result = SearchResult.from_summaries(seed, settings, summaries)
     summary = pd.DataFrame(
         [
             {
@@ -262,6 +253,16 @@ def _row(example, quantity, value, *, cls=None, pool=None, index=None, imag=np.n
     }
 
 
+def _class_rows(example, quantity, values, unit) -> list[dict[str, Any]]:
+    """One :func:`_row` per class (numbered from 1) of a per-class ``values``."""
+    return [_row(example, quantity, v, cls=i + 1, unit=unit) for i, v in enumerate(values)]
+
+
+def _pool_rows(example, quantity, values, unit) -> list[dict[str, Any]]:
+    """One :func:`_row` per pool (numbered from 1) of a per-pool ``values``."""
+    return [_row(example, quantity, v, pool=j + 1, unit=unit) for j, v in enumerate(values)]
+
+
 def example_rows(name: str, system: ServerPoolSystem) -> pd.DataFrame:
     """SPP solution, duals, spectra and linear verdicts of one example, one value per row.
 
@@ -277,14 +278,10 @@ def example_rows(name: str, system: ServerPoolSystem) -> pd.DataFrame:
     solution = solve_spp(system)
     verdict = stability_verdict(solution)
     rows = [_row(name, "rho", solution.rho, unit="busy fraction")]
-    rows += [
-        _row(name, "arrival_rate", v, cls=i + 1, unit="customers per unit time per unit r")
-        for i, v in enumerate(system.arrival_rates)
-    ]
-    rows += [
-        _row(name, "pool_size", v, pool=j + 1, unit="servers per unit r")
-        for j, v in enumerate(system.pool_sizes)
-    ]
+    rows += _class_rows(
+        name, "arrival_rate", system.arrival_rates, "customers per unit time per unit r"
+    )
+    rows += _pool_rows(name, "pool_size", system.pool_sizes, "servers per unit r")
     rows += [
         _row(name, "service_rate", system.rates[i, j], cls=i + 1, pool=j + 1, unit="per unit time")
         for i, j in system.activities
@@ -297,14 +294,8 @@ def example_rows(name: str, system: ServerPoolSystem) -> pd.DataFrame:
             _row(name, quantity, values[i, j], cls=i + 1, pool=j + 1, unit=unit)
             for i, j in solution.basic
         ]
-    rows += [
-        _row(name, "class_dual", v, cls=i + 1, unit="workload per customer")
-        for i, v in enumerate(solution.class_duals)
-    ]
-    rows += [
-        _row(name, "pool_dual", v, pool=j + 1, unit="workload per server per unit time")
-        for j, v in enumerate(solution.pool_duals)
-    ]
+    rows += _class_rows(name, "class_dual", solution.class_duals, "workload per customer")
+    rows += _pool_rows(name, "pool_dual", solution.pool_duals, "workload per server per unit time")
     for quantity, eig in (
         ("eigenvalue_underloaded", verdict.eigenvalues_underloaded),
         ("eigenvalue_critical", verdict.eigenvalues_critical),

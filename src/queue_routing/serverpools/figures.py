@@ -189,17 +189,7 @@ def tree_figure(
         )
     for i in range(n_i):
         x = pos[i]
-        ax.add_patch(
-            Circle(
-                (x, y_cls),
-                0.2,
-                facecolor=lighten(PALETTE[5], 0.45),
-                edgecolor="0.15",
-                lw=1.2,
-                zorder=2,
-            )
-        )
-        ax.text(x, y_cls, f"C{i + 1}", ha="center", va="center", fontsize=9.5, zorder=4)
+        _tree_node(ax, Circle((x, y_cls), 0.2), PALETTE[5], f"C{i + 1}", (x, y_cls))
         ax.add_patch(
             FancyArrowPatch(
                 (x, y_cls + 0.52),
@@ -221,19 +211,8 @@ def tree_figure(
         )
     for j in range(n_j):
         x = pos[n_i + j]
-        ax.add_patch(
-            FancyBboxPatch(
-                (x - 0.24, y_pool - 0.15),
-                0.48,
-                0.3,
-                boxstyle="round,pad=0.02",
-                facecolor=lighten(PALETTE[3], 0.45),
-                edgecolor="0.15",
-                lw=1.2,
-                zorder=2,
-            )
-        )
-        ax.text(x, y_pool, f"P{j + 1}", ha="center", va="center", fontsize=9.5, zorder=4)
+        box = FancyBboxPatch((x - 0.24, y_pool - 0.15), 0.48, 0.3, boxstyle="round,pad=0.02")
+        _tree_node(ax, box, PALETTE[3], f"P{j + 1}", (x, y_pool))
         ax.text(
             x, y_pool - 0.22, f"β{_sub(j + 1)}={beta[j]:.3g}", ha="center", va="top", fontsize=8
         )
@@ -266,6 +245,14 @@ def tree_figure(
         )
     )
     return fig, caption
+
+
+def _tree_node(ax, patch, colour, label: str, centre: tuple[float, float]) -> None:
+    """A node of the activity-tree figure: ``patch`` (its shape: circle for a class, box for
+    a pool) filled with ``colour`` lightened, outlined, and ``label`` at its ``centre``."""
+    patch.set(facecolor=lighten(colour, 0.45), edgecolor="0.15", lw=1.2, zorder=2)
+    ax.add_patch(patch)
+    ax.text(*centre, label, ha="center", va="center", fontsize=9.5, zorder=4)
 
 
 def _sub(k: int) -> str:

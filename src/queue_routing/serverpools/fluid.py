@@ -91,7 +91,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -168,6 +168,38 @@ def _rooted(solution: SPPSolution) -> RootedTree:
     """The basic tree of ``solution`` rooted at class 0 (:func:`~.tree.rooted_tree`)."""
     system = solution.system
     return rooted_tree(solution.basic, system.n_classes, system.n_pools)
+
+
+class _Network(NamedTuple):
+    """The basic tree's data, the first arguments of the kernels (contiguous arrays).
+
+    ``ei, ej``: class and pool of each edge (0-based, the edge order of :func:`_rooted`);
+    ``mu``: its service rate (per unit time); ``lam``, ``beta``: the arrival rates and pool
+    sizes in the size unit s of :func:`fluid_units`.
+    """
+
+    ei: np.ndarray
+    ej: np.ndarray
+    mu: np.ndarray
+    lam: np.ndarray
+    beta: np.ndarray
+
+
+def _kernel_tree(solution: SPPSolution, scale: float) -> tuple[_Network, tuple[np.ndarray, ...]]:
+    """The basic tree as the kernels :func:`_step` and :func:`_integrate` take it: its
+    :class:`_Network` with sizes divided by ``scale`` (s of :func:`fluid_units`), and the tree
+    rooted at class 0, ``(order, pos, size, parent, parent_edge)`` (:class:`~.tree.RootedTree`).
+    """
+    system = solution.system
+    edges, *rooted = _rooted(solution)
+    network = _Network(
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]]),
+        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
+        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
+    )
+    return network, tuple(rooted)
 
 
 # -- compiled kernels ---------------------------------------------------------------------
@@ -579,8 +611,9 @@ def fluid_trajectory(
     queue_level = _queue_level(queue_level)
     h_max = _default_step(solution) if max_step is None else time_length("max_step", max_step)
     system = solution.system
-    edges, order, pos, size, parent, parent_edge = _rooted(solution)
-    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
+    scale = fluid_units(solution)[0]  # sizes enter the kernels in units of s (exact: 2^k)
+    network, tree = _kernel_tree(solution, scale)
+    mu = network.mu
     if h_max * mu.max() >= 2.0:
         raise ValueError("max_step * max(mu) must be < 2 (trapezoidal departures stay >= 0)")
     psi0, q0 = _initial_state(solution, perturbation, queues, queue_level)
@@ -596,28 +629,10 @@ def fluid_trajectory(
             f"{1.0 / unit:.3g}: shorten t_end or raise max_step"
         )
     h = spacing / n_sub
-    scale = fluid_units(solution)[0]  # sizes enter the kernels in units of s (exact: 2^k)
-    out_psi = np.empty((n_points, len(edges)))
+    out_psi = np.empty((n_points, mu.size))
     out_q = np.empty((n_points, system.n_classes))
     _integrate(
-        np.ascontiguousarray(edges[:, 0]),
-        np.ascontiguousarray(edges[:, 1]),
-        mu,
-        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
-        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
-        h,
-        n_sub,
-        n_points,
-        order,
-        pos,
-        size,
-        parent,
-        parent_edge,
-        psi0 / scale,
-        q0 / scale,
-        correctors,
-        out_psi,
-        out_q,
+        *network, h, n_sub, n_points, *tree, psi0 / scale, q0 / scale, correctors, out_psi, out_q
     )
     out_psi *= scale
     out_q *= scale
@@ -665,35 +680,19 @@ def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int 
     ``0 < h < 2 / max mu``. Sizes enter the kernel in the size unit of :func:`fluid_units`.
     """
     system = solution.system
-    edges, order, pos, size, parent, parent_edge = _rooted(solution)
-    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]])
+    scale = fluid_units(solution)[0]
+    network, tree = _kernel_tree(solution, scale)
+    mu = network.mu
     h = time_length("h", h)
     if not h * mu.max() < 2.0:
         raise ArgumentError("h", f"h must be > 0 with h * max(mu) < 2, got h = {h:g}")
     correctors = integer("correctors", correctors, 0, 100)
-    scale = fluid_units(solution)[0]
     psi_e = _edge_vector(solution, psi, "psi") / scale
     q = np.array(queues, dtype=float).reshape(system.n_classes) / scale
     bhat = psi_e * h * mu / (1.0 + 0.5 * h * mu)
-    _step(
-        np.ascontiguousarray(edges[:, 0]),
-        np.ascontiguousarray(edges[:, 1]),
-        mu,
-        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
-        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
-        h,
-        order,
-        pos,
-        size,
-        parent,
-        parent_edge,
-        psi_e,
-        q,
-        bhat,
-        correctors,
-    )
+    _step(*network, h, *tree, psi_e, q, bhat, correctors)
     out = np.zeros((system.n_classes, system.n_pools))
-    out[edges[:, 0], edges[:, 1]] = psi_e * scale
+    out[network.ei, network.ej] = psi_e * scale
     return out, q * scale
 
 

@@ -294,12 +294,7 @@ class ServerPoolSystem:
             raise ServerPoolError(
                 "system must be a JSON object with keys arrival_rates, pool_sizes, activities"
             )
-        missing = [k for k in _JSON_KEYS if k not in data]
-        if missing:
-            raise ServerPoolError(f"system is missing key(s): {', '.join(missing)}")
-        extra = sorted(str(k) for k in set(data) - set(_JSON_KEYS))
-        if extra:
-            raise ServerPoolError(f"system has unknown key(s): {listing(map(_cut, extra))}")
+        _check_keys("system", data, _JSON_KEYS)
         lam = _positive_vector("arrival_rates", _json_list(data, "arrival_rates"), _class_label)
         beta = _positive_vector("pool_sizes", _json_list(data, "pool_sizes"), _pool_label)
         acts = data["activities"]
@@ -311,12 +306,7 @@ class ServerPoolSystem:
             where = f"activities[{k}]"
             if not isinstance(act, dict):
                 raise ServerPoolError(f"{where} must be an object with keys class, pool, rate")
-            missing = [key for key in _ACTIVITY_KEYS if key not in act]
-            if missing:
-                raise ServerPoolError(f"{where} is missing key(s): {', '.join(missing)}")
-            extra = sorted(str(key) for key in set(act) - set(_ACTIVITY_KEYS))
-            if extra:
-                raise ServerPoolError(f"{where} has unknown key(s): {listing(map(_cut, extra))}")
+            _check_keys(where, act, _ACTIVITY_KEYS)
             i = _node_number(f"{where}.class", act["class"], lam.size)
             j = _node_number(f"{where}.pool", act["pool"], beta.size)
             if (i, j) in seen:
@@ -343,6 +333,18 @@ class ServerPoolSystem:
                 for i, j in self.activities
             ],
         }
+
+
+def _check_keys(where: str, obj: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Refuse a JSON object ``obj`` (named ``where`` in the message) that lacks one of ``keys``
+    (all missing ones named, in the order of ``keys``) or has another key (sorted, each cut
+    to a few characters, the list to a few items: :func:`~.errors.listing`)."""
+    missing = [key for key in keys if key not in obj]
+    if missing:
+        raise ServerPoolError(f"{where} is missing key(s): {', '.join(missing)}")
+    extra = sorted(str(key) for key in set(obj) - set(keys))
+    if extra:
+        raise ServerPoolError(f"{where} has unknown key(s): {listing(map(_cut, extra))}")
 
 
 def _node_number(where: str, value: Any, count: int) -> int:

@@ -327,15 +327,31 @@ def instability_search(
     summaries = tuple(
         _search_size(seed, n_i, n_j, range(samples_per_size), kwargs, tol) for n_i, n_j in sizes
     )
-    settings = {
-        "sizes": [list(s) for s in sizes],
+    settings = search_settings(
+        sizes, samples_per_size, mu_range=mu_range, flow_range=flow_range, rho=rho, tol=tol
+    )
+    return SearchResult.from_summaries(seed, settings, summaries)
+
+
+def search_settings(
+    sizes: Iterable[tuple[int, int]],
+    samples_per_size: int,
+    *,
+    mu_range: Sequence[float],
+    flow_range: Sequence[float],
+    rho: float,
+    tol: float,
+) -> dict[str, Any]:
+    """The settings of a search as :attr:`SearchResult.settings` records them (JSON-ready:
+    ``sizes`` as ``[I, J]`` lists, the ranges as lists of floats)."""
+    return {
+        "sizes": [[int(i), int(j)] for i, j in sizes],
         "samples_per_size": int(samples_per_size),
-        "mu_range": list(kwargs["mu_range"]),
-        "flow_range": list(kwargs["flow_range"]),
-        "rho": kwargs["rho"],
+        "mu_range": [float(x) for x in mu_range],
+        "flow_range": [float(x) for x in flow_range],
+        "rho": float(rho),
         "tol": float(tol),
     }
-    return SearchResult.from_summaries(seed, settings, summaries)
 
 
 def alternating_path_system(

@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -115,35 +115,15 @@ def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pr
 
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
-def _kernel(
-    states,
-    lam_r,
-    n_servers,
-    ei,
-    ej,
-    mu,
-    class_ptr,
-    class_edges,
-    pool_ptr,
-    pool_edges,
-    z,
-    q,
-    target,
-    inv_sqrt_r,
-    t_end,
-    record_every,
-    warmup,
-    check,
-    out_dev,
-    acc_mean,
-    acc_outer,
-    acc_norm,
-    acc_batch,
-    counters,
-    arrivals,
-    departures,
-):  # pragma: no cover - compiled
+def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
     """One run of the Gillespie simulation (module docstring); fills the output arrays.
+
+    ``network``: the r-th system on its basic tree (:class:`_Network`); ``z``, ``q``: the
+    start (:func:`initial_state`), updated in place to the state at ``t_end``; ``run``:
+    ``(target, inv_sqrt_r, t_end, record_every, warmup, check)``, the centring r x*, 1 /
+    sqrt(r), the end, the recording step, the warm-up and whether to check the invariants
+    after every event; ``out``: the output arrays (:class:`_Outputs`), zeroed but
+    ``counters[_FIRST_BAD] = -1``.
 
     ``acc_batch`` (shape ``(B,)``, ``B >= 0``) receives the integral of |deviation| over each
     of B equal consecutive batches of ``[warmup, t_end]`` (batch means for the stationarity
@@ -156,6 +136,9 @@ def _kernel(
     unless it reaches ``t_end``, its event from ``events``; the reservoir sampling of ties
     draws from ``ties``, so ties never shift the other two streams.
     """
+    lam_r, n_servers, ei, ej, mu, class_ptr, class_edges, pool_ptr, pool_edges = network
+    target, inv_sqrt_r, t_end, record_every, warmup, check = run
+    out_dev, acc_mean, acc_outer, acc_norm, acc_batch, counters, arrivals, departures = out
     clock = states[0].copy()
     pick = states[1].copy()
     tie = states[2].copy()
@@ -325,6 +308,72 @@ def _kernel(
             acc_outer[k, i] = acc_outer[i, k]
     counters[_EVENTS] = events
     counters[_TIES] = ties
+
+
+class _Network(NamedTuple):
+    """The r-th system on its basic tree as the kernel takes it (``int64`` and ``float64``
+    arrays): ``lam_r`` the arrival rates r lambda_i (customers per unit time), ``n_servers``
+    N_j, ``ei, ej, mu`` the class, pool and service rate of each basic activity, and the
+    activities of each class and of each pool (:func:`~.tree.grouped_edges`)."""
+
+    lam_r: np.ndarray
+    n_servers: np.ndarray
+    ei: np.ndarray
+    ej: np.ndarray
+    mu: np.ndarray
+    class_ptr: np.ndarray
+    class_edges: np.ndarray
+    pool_ptr: np.ndarray
+    pool_edges: np.ndarray
+
+
+def _network(solution: SPPSolution, r: float, n_servers: np.ndarray) -> _Network:
+    """The :class:`_Network` of ``solution``'s system at scale ``r`` with ``n_servers``."""
+    system = solution.system
+    edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
+    return _Network(
+        np.ascontiguousarray(r * system.arrival_rates, dtype=float),
+        n_servers,
+        np.ascontiguousarray(edges[:, 0]),
+        np.ascontiguousarray(edges[:, 1]),
+        np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]], dtype=float),
+        *grouped_edges(edges[:, 0], system.n_classes),
+        *grouped_edges(edges[:, 1], system.n_pools),
+    )
+
+
+class _Outputs(NamedTuple):
+    """What the kernel fills: the recorded deviation ``(n_rec, I)``; the integrals over the
+    window of the deviation ``(I,)``, of its outer product ``(I, I)``, of its norm and
+    squared norm ``(2,)`` and of its norm per batch ``(B,)``; the ``counters`` ``(5,)`` (slots
+    ``_EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED``); the arrivals and departures per
+    class ``(I,)``."""
+
+    deviation: np.ndarray
+    mean: np.ndarray
+    outer: np.ndarray
+    norm: np.ndarray
+    batch: np.ndarray
+    counters: np.ndarray
+    arrivals: np.ndarray
+    departures: np.ndarray
+
+
+def _outputs(n_rec: int, n_i: int, batches: int) -> _Outputs:
+    """The kernel's :class:`_Outputs` for ``n_rec`` records of ``n_i`` classes and
+    ``batches`` batches, zeroed (``counters[_FIRST_BAD] = -1``: no violation yet)."""
+    counters = np.zeros(5, dtype=np.int64)
+    counters[_FIRST_BAD] = -1
+    return _Outputs(
+        deviation=np.zeros((n_rec, n_i)),
+        mean=np.zeros(n_i),
+        outer=np.zeros((n_i, n_i)),
+        norm=np.zeros(2),
+        batch=np.zeros(int(batches)),
+        counters=counters,
+        arrivals=np.zeros(n_i, dtype=np.int64),
+        departures=np.zeros(n_i, dtype=np.int64),
+    )
 
 
 @dataclass(frozen=True)
@@ -605,7 +654,6 @@ def simulate(
             "horizon", f"horizon {horizon:g} after warmup {warmup:g} ends at no later finite time"
         )
     system = solution.system
-    edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
     n_i, n_j = system.n_classes, system.n_pools
     z, q, n_servers = initial_state(
         solution,
@@ -614,58 +662,23 @@ def simulate(
         initial_queues=initial_queues,
         queue_level=queue_level,
     )
-    mu = np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]], dtype=float)
-    class_ptr, class_edges = grouped_edges(edges[:, 0], n_i)
-    pool_ptr, pool_edges = grouped_edges(edges[:, 1], n_j)
+    network = _network(solution, r, n_servers)
     target = r * (solution.class_occupancy + float(queue_level))
     n_rec = int(np.floor(t_end / record_every * (1 + 1e-12))) + 1
-    out_dev = np.zeros((n_rec, n_i))
-    acc_mean = np.zeros(n_i)
-    acc_outer = np.zeros((n_i, n_i))
-    acc_norm = np.zeros(2)
-    acc_batch = np.zeros(int(batches))
-    counters = np.zeros(5, dtype=np.int64)
-    counters[_FIRST_BAD] = -1
-    arrivals = np.zeros(n_i, dtype=np.int64)
-    departures = np.zeros(n_i, dtype=np.int64)
-    x0 = np.bincount(edges[:, 0], weights=z, minlength=n_i).astype(np.int64) + q
+    out = _outputs(n_rec, n_i, batches)
+    x0 = np.bincount(network.ei, weights=z, minlength=n_i).astype(np.int64) + q
     states = replication_states(seed, keys)
+    run = (target, 1.0 / np.sqrt(r), t_end, record_every, warmup, bool(check))
     start = time.perf_counter()
-    _kernel(
-        states,
-        np.ascontiguousarray(r * system.arrival_rates, dtype=float),
-        n_servers,
-        np.ascontiguousarray(edges[:, 0]),
-        np.ascontiguousarray(edges[:, 1]),
-        mu,
-        class_ptr,
-        class_edges,
-        pool_ptr,
-        pool_edges,
-        z,
-        q,
-        target,
-        1.0 / np.sqrt(r),
-        t_end,
-        record_every,
-        warmup,
-        bool(check),
-        out_dev,
-        acc_mean,
-        acc_outer,
-        acc_norm,
-        acc_batch,
-        counters,
-        arrivals,
-        departures,
-    )
+    _kernel(states, network, z, q, run, out)
     wall = time.perf_counter() - start
     span = t_end - warmup
-    mean = acc_mean / span
-    second = acc_outer / span
+    mean = out.mean / span
+    second = out.outer / span
     busy = np.zeros((n_i, n_j), dtype=np.int64)
-    busy[edges[:, 0], edges[:, 1]] = z
+    busy[network.ei, network.ej] = z
     x_end = busy.sum(axis=1) + q
+    arrivals, departures, counters = out.arrivals, out.departures, out.counters
     if not np.array_equal(x_end, x0 + arrivals - departures):
         raise RuntimeError(
             f"conservation broken: X(t_end) = {x_end} but X(0) + arrivals - departures = "
@@ -678,16 +691,16 @@ def simulate(
         seed=seed,
         keys=tuple(keys),
         times=np.arange(n_rec) * record_every,
-        deviation=out_dev,
-        norm=np.linalg.norm(out_dev, axis=1),
+        deviation=out.deviation,
+        norm=np.linalg.norm(out.deviation, axis=1),
         events=int(counters[_EVENTS]),
         wall_seconds=wall,
         mean=mean,
         second_moment=second,
         covariance=second - np.outer(mean, mean),
-        mean_norm=float(acc_norm[0] / span),
-        rms_norm=float(np.sqrt(acc_norm[1] / span)),
-        batch_mean_norm=acc_batch / (span / batches) if batches else np.zeros(0),
+        mean_norm=float(out.norm[0] / span),
+        rms_norm=float(np.sqrt(out.norm[1] / span)),
+        batch_mean_norm=out.batch / (span / batches) if batches else np.zeros(0),
         arrivals=arrivals,
         departures=departures,
         busy=busy,

@@ -137,6 +137,15 @@ def components(edges: np.ndarray, n_classes: int, n_pools: int) -> list[list[int
     return comps
 
 
+def _root(parent: list[int], v: int) -> int:
+    """The root of node ``v`` in the union-find forest ``parent`` (a node's parent, roots
+    their own), halving the path on the way (in place)."""
+    while parent[v] != v:
+        parent[v] = parent[parent[v]]
+        v = parent[v]
+    return v
+
+
 def find_cycle(edges: np.ndarray, n_classes: int, n_pools: int) -> list[int] | None:
     """A cycle of the bipartite graph as a closed node walk ``[v0, ..., v0]``, or None.
 
@@ -149,18 +158,11 @@ def find_cycle(edges: np.ndarray, n_classes: int, n_pools: int) -> list[int] | N
     >>> find_cycle(complete[:3], 2, 2) is None
     True
     """
-    parent = list(range(n_classes + n_pools))
-
-    def root(v: int) -> int:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
+    parent = list(range(n_classes + n_pools))  # union-find forest (:func:`_root`)
     forest: list[tuple[int, int]] = []
     for i, j in edges:
         a, b = int(i), n_classes + int(j)
-        ra, rb = root(a), root(b)
+        ra, rb = _root(parent, a), _root(parent, b)
         if ra == rb:  # (a, b) closes a cycle: add the forest path b -> a
             adj = adjacency(np.array(forest, dtype=np.int64).reshape(-1, 2), n_classes, n_pools)
             prev = {b: b}
@@ -190,17 +192,10 @@ def greedy_spanning_tree(edges, n_classes: int, n_pools: int, order) -> np.ndarr
     >>> greedy_spanning_tree(complete, 2, 2, [3, 2, 1, 0]).tolist()  # (1, 1) closes a cycle
     [1, 2, 3]
     """
-    parent = list(range(n_classes + n_pools))
-
-    def root(v: int) -> int:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
+    parent = list(range(n_classes + n_pools))  # union-find forest (:func:`_root`)
     kept = []
     for k in order:
-        a, b = root(int(edges[k][0])), root(n_classes + int(edges[k][1]))
+        a, b = _root(parent, int(edges[k][0])), _root(parent, n_classes + int(edges[k][1]))
         if a != b:
             parent[a] = b
             kept.append(int(k))

@@ -24,7 +24,7 @@ nor creates an output directory.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,19 @@ def replaced_key_problems(
     return [(old, message) for old, message in replaced.items() if _has_key(config, old)]
 
 
+def _range_problems(
+    section: Mapping[str, Any], where: str, keys: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(key, message)`` for each ``[low, high]`` of ``section`` (at the dotted ``where``)
+    among ``keys`` whose low end exceeds its high end."""
+    problems = []
+    for key in keys:
+        low, high = section[key]
+        if low > high:
+            problems.append((f"{where}.{key}", f"low {low} must be <= high {high}"))
+    return problems
+
+
 def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Rules between keys that the schema cannot express, as ``(key, message)`` pairs.
 
@@ -212,10 +225,7 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("multiskill.sizes", f"first {sizes['first']} must be <= last {sizes['last']}")
         )
     sp = config["serverpools"]
-    for key in ("mu_range", "flow_range"):
-        low, high = sp["search"][key]
-        if low > high:
-            problems.append((f"serverpools.search.{key}", f"low {low} must be <= high {high}"))
+    problems += _range_problems(sp["search"], "serverpools.search", ("mu_range", "flow_range"))
     if sp["boundary"]["theta_min"] >= sp["boundary"]["theta_max"]:
         problems.append(
             (
@@ -248,10 +258,7 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
                     f"arrival rates must be < total capacity sum m_k mu_k = {capacity:g}",
                 )
             )
-    for key in ("servers_range", "rate_range"):
-        low, high = dl["large"][key]
-        if low > high:
-            problems.append((f"deadlines.large.{key}", f"low {low} must be <= high {high}"))
+    problems += _range_problems(dl["large"], "deadlines.large", ("servers_range", "rate_range"))
     if dl["large"]["warmup"] >= dl["large"]["horizon"]:
         problems.append(
             (

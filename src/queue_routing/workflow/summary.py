@@ -218,6 +218,16 @@ def _tables(tables: Mapping[str, pd.DataFrame], part: str) -> None:
         raise KeyError(f"Part {part} summary needs the table(s) {', '.join(missing)}")
 
 
+def _require_tables(
+    tables: Mapping[str, pd.DataFrame], part: str, columns: Mapping[str, Sequence[str]]
+) -> None:
+    """Part ``part``'s tables are all in ``tables`` and each table named in ``columns`` has
+    the columns listed for it (else the ``KeyError`` of :func:`_tables`, :func:`_require`)."""
+    _tables(tables, part)
+    for name, required in columns.items():
+        _require(tables[name], required, name)
+
+
 # -- Part A ----------------------------------------------------------------------------------
 def _multiskill_table1(solutions: pd.DataFrame) -> dict[str, str]:
     """Table 1 (solutions.csv): the exact optimum and the authors' rounding (``single``).
@@ -499,11 +509,16 @@ def deadlines_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     >>> values["B.pure_routing.max_arrival_rate"], values["B.pure_routing.max_load"]
     ('4.0', '0.87')
     """
-    _tables(tables, "B")
+    _require_tables(
+        tables,
+        "B",
+        {
+            "gap": ["sweep", "policy", "mean_gap_pct", "max_gap_pct"],
+            "large": ["clusters", "policy", "ratio", "ratio_ci95", "best"],
+            "pure_routing": ["arrival_rate", "load"],
+        },
+    )
     gap, large, pure = tables["gap"], tables["large"], tables["pure_routing"]
-    _require(gap, ["sweep", "policy", "mean_gap_pct", "max_gap_pct"], "gap")
-    _require(large, ["clusters", "policy", "ratio", "ratio_ci95", "best"], "large")
-    _require(pure, ["arrival_rate", "load"], "pure_routing")
     out = {}
     for row in gap.itertuples():
         p = f"B.gap.{row.sweep}.{row.policy.lower()}"
@@ -619,15 +634,17 @@ def serverpools_summary(
     """
     from ..serverpools.experiments import fluid_limit_level, growing_examples
 
-    _tables(tables, "C")
-    averages, verdicts = tables["time_average"], tables["slope"]
-    _require(averages, ["example", "r", "mean_norm", "mean_norm_se", "stationary"], "time_average")
-    _require(
-        verdicts, ["example", "slope", "slope_se", "slope_low", "slope_high", "verdict"], "slope"
+    _require_tables(
+        tables,
+        "C",
+        {
+            "time_average": ["example", "r", "mean_norm", "mean_norm_se", "stationary"],
+            "slope": ["example", "slope", "slope_se", "slope_low", "slope_high", "verdict"],
+            "covariance": ["z"],
+            "fluid_limit": ["example", "slope", "slope_se", "slope_low", "slope_high"],
+        },
     )
-    _require(tables["covariance"], ["z"], "covariance")
-    limit = tables["fluid_limit"]
-    _require(limit, ["example", "slope", "slope_se", "slope_low", "slope_high"], "fluid_limit")
+    averages, verdicts, limit = tables["time_average"], tables["slope"], tables["fluid_limit"]
     out = {}
     fluid = tables["fluid"]
     levels = fluid_limit_level(fluid, tail_fraction)
