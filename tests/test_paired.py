@@ -7,7 +7,9 @@
 * ``holm`` against the step-down procedure written out by hand; ``select_best``: a clear
   winner is declared, two equal policies are not separated (Monte Carlo of the error rate);
 * ``PolicyComparison``: one result for both parts, whose JSON starts with the part's
-  baseline (the CLI contract of ``compare-policies``).
+  baseline (the CLI contract of ``compare-policies``); ``from_samples``, what both parts'
+  comparisons share: the plain means against scipy, the part's ratios as given, the run
+  recorded as Python numbers.
 
 Docs: docs/README.md#paired-comparisons.
 """
@@ -19,6 +21,7 @@ import pytest
 from scipy import stats
 
 from queue_routing.paired import (
+    PairedEstimate,
     PolicyComparison,
     PolicyEstimate,
     control_variate_estimate,
@@ -173,3 +176,58 @@ def test_policy_comparison_ranks_selects_and_writes_the_cli_json(attributes, hea
     assert list(d["policies"]) == ["b", "a"]  # in the order asked
     assert d["policies"]["a"] == {"cost": 1.0, "ci95": 0.1, "ratio": 0.4, "ratio_ci95": 0.01}
     assert d["ranking"] == ["a", "b"] and d["best"] == "a"
+
+
+@pytest.mark.parametrize(("rank_by", "ranking"), [("cost", ("a", "b")), ("ratio", ("b", "a"))])
+def test_policy_comparison_from_samples_is_the_plain_mean_and_the_parts_ratio(rank_by, ranking):
+    # what both parts share: each policy's cost is the plain mean of its samples with the
+    # t interval (scipy), its ratio the part's own estimate as given; the ranking follows
+    # rank_by; the run is recorded as Python numbers
+    rng = rng_for(4, "test-paired-from-samples")
+    a = rng.normal(1.0, 0.1, 6)
+    samples = {"a": a, "b": a + 1.0}
+    ratios = {
+        "b": PairedEstimate(0.5, 0.01, 0.004, 5, 6),
+        "a": PairedEstimate(0.9, 0.02, 0.008, 5, 6),
+    }
+    res = PolicyComparison.from_samples(
+        samples, ratios, pairwise_differences(samples), rank_by=rank_by, baseline="a",
+        horizon=10, warmup=1, seed=np.int64(3), keys=["x", 1], table_bound={"a": np.int64(2)},
+    )  # fmt: skip
+    assert list(res.policies) == ["b", "a"]
+    for p, e in res.policies.items():
+        assert e.cost == pytest.approx(samples[p].mean())
+        assert e.standard_error == pytest.approx(stats.sem(samples[p]))
+        ratio = (e.ratio, e.ratio_ci95, e.ratio_standard_error)
+        assert ratio == (ratios[p].estimate, ratios[p].ci95, ratios[p].standard_error)
+    assert res.ranking == ranking
+    recorded = (res.horizon, res.warmup, res.seed, res.keys, res.replications, res.table_bound)
+    assert recorded == (10.0, 1.0, 3, ("x", 1), 6, {"a": 2})
+    assert [type(v) for v in (res.horizon, res.seed, res.table_bound["a"])] == [float, int, int]
+    assert res.simulations == {} and res.table_size is None and res.baseline_cost is None
+
+
+def test_divided_by_scales_the_estimate_and_its_interval():
+    e = PairedEstimate(3.0, 0.6, 0.25, 4, 5).divided_by(4.0)
+    assert e == PairedEstimate(0.75, 0.15, 0.0625, 4, 5)
+
+
+def test_simulated_run_records_the_baselines_window_and_every_table_bound():
+    from types import SimpleNamespace
+
+    from queue_routing.paired import simulated_run
+
+    run = {"horizon": 10.0, "warmup": 1.0, "seed": 2, "keys": ("k",)}
+    sims = {p: SimpleNamespace(table_bound=n, **run) for p, n in (("pi", 0), ("io", 3))}
+    expected = {**run, "table_bound": {"pi": 0, "io": 3}, "simulations": sims}
+    assert simulated_run(sims, "pi") == expected
+
+
+def test_on_table_bound_is_raise_or_report():
+    from queue_routing.errors import ArgumentError
+    from queue_routing.paired import on_table_bound_choice
+
+    assert [on_table_bound_choice(v) for v in ("raise", "report")] == ["raise", "report"]
+    with pytest.raises(ArgumentError, match=r"^on_table_bound must be 'raise' or 'report'") as info:
+        on_table_bound_choice("ignore")
+    assert info.value.argument == "on_table_bound"
