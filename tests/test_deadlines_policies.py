@@ -9,7 +9,9 @@ policy layer (``policies.py``) is checked against the solvers it dispatches to.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from types import SimpleNamespace
 
 import mpmath as mp
 import numpy as np
@@ -37,6 +39,7 @@ from queue_routing.deadlines.policies import (
     INDEX_POLICIES,
     POLICIES,
     PolicyError,
+    check_simulation,
     evaluate,
     index_function,
     index_table,
@@ -412,3 +415,28 @@ def test_optimal_three_clusters_says_when_the_truncation_decides():
     three = _from_dict(0.97 * 3.6, None, ((2, 1.0), (1, 0.8), (2, 0.4)))
     with pytest.raises(AccuracyError, match=r"^truncation: "):
         evaluate(three, "optimal")
+
+
+def test_a_simulation_the_table_decided_or_of_infinite_cost_is_refused_in_words():
+    # the CLI's messages: evaluate's (no policy named) and compare-policies' (one per policy)
+    bound, infinite = (
+        SimpleNamespace(table_bound=3, cost=1.0),
+        SimpleNamespace(table_bound=0, cost=math.inf),
+    )
+    with pytest.raises(AccuracyError) as err:
+        check_simulation(bound, 60)
+    assert str(err.value) == (
+        "table_size: the end of the index table (x <= 60) may have decided 3 measured "
+        "arrivals (a cluster beyond it counts as full); raise table_size"
+    )
+    with pytest.raises(
+        AccuracyError, match=r"^table_size: the end of the index table of pi \(x <= 60\) may"
+    ):
+        check_simulation(bound, 60, policy="pi")
+    assert check_simulation(bound, 60, table_bound=False) is bound
+    with pytest.raises(AccuracyError, match=r"^the simulated cost rate is not finite \(inf\)$"):
+        check_simulation(infinite, 60)
+    with pytest.raises(
+        AccuracyError, match=r"^the simulated cost rate of rb is not finite \(inf\)$"
+    ):
+        check_simulation(infinite, 60, table_bound=False, policy="rb")
