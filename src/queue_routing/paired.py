@@ -18,9 +18,10 @@ per-replication differences.
   other (Holm-adjusted, family-wise confidence ``confidence``);
 * :func:`ratio_of_means` -- ``E[y] / E[x]`` from paired replications, delta-method interval;
 * :class:`PolicyComparison` -- the result of a paired comparison of policies, the same for
-  Parts A and B (each part computes its ratios to its own baseline:
-  :func:`queue_routing.multiskill.compare_policies`,
-  :func:`queue_routing.deadlines.compare_policies`).
+  Parts A and B: each part computes only its ratios to its own baseline and the differences
+  (:func:`queue_routing.multiskill.compare_policies`,
+  :func:`queue_routing.deadlines.compare_policies`), :meth:`PolicyComparison.from_samples`
+  the rest.
 """
 
 from __future__ import annotations
