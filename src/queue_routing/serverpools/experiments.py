@@ -471,6 +471,18 @@ def boundary_crossings(
 
 
 # -- 4. fluid trajectories -------------------------------------------------------------------
+def _perturbation(solution: SPPSolution, size: float, rng: np.random.Generator) -> np.ndarray:
+    """``size * v * psi*`` on the basic tree (shape ``(I, J)``, 0 off it, per unit r), v a
+    random direction drawn from ``rng`` (one normal per basic activity) scaled to max
+    |v_e| = 1: generically off the load-balanced manifold."""
+    edges = solution.basic
+    v = rng.normal(size=len(edges))
+    v /= np.abs(v).max()
+    pert = np.zeros_like(solution.occupancy)
+    pert[edges[:, 0], edges[:, 1]] = size * v * solution.occupancy[edges[:, 0], edges[:, 1]]
+    return pert
+
+
 def fluid_rows(
     example: str,
     solution: SPPSolution,
@@ -493,12 +505,7 @@ def fluid_rows(
     ``queue_total`` (sum of queues, per unit r), ``fluid_class_i`` and ``linear_class_i``
     (x_i(t) - x*_i for i = 1..I).
     """
-    edges = solution.basic
-    rng = rng_for(seed, FLUID_KEY, example)
-    v = rng.normal(size=len(edges))
-    v /= np.abs(v).max()
-    pert = np.zeros_like(solution.occupancy)
-    pert[edges[:, 0], edges[:, 1]] = perturbation * v * solution.occupancy[edges[:, 0], edges[:, 1]]
+    pert = _perturbation(solution, perturbation, rng_for(seed, FLUID_KEY, example))
     traj = fluid_trajectory(solution, pert, t_end, points)
     linear = linearised_deviation(solution, traj.deviation[0], traj.times)
     out = {
@@ -778,12 +785,7 @@ def fluid_limit_start(
     model (:func:`.fluid_trajectory`) reaches from there after ``settle`` time units -- for an
     unstable equilibrium a point on its limit cycle. Per unit r.
     """
-    edges = solution.basic
-    rng = rng_for(seed, FLUID_LIMIT_KEY, example)
-    v = rng.normal(size=len(edges))
-    v /= np.abs(v).max()
-    pert = np.zeros_like(solution.occupancy)
-    pert[edges[:, 0], edges[:, 1]] = perturbation * v * solution.occupancy[edges[:, 0], edges[:, 1]]
+    pert = _perturbation(solution, perturbation, rng_for(seed, FLUID_LIMIT_KEY, example))
     if settle > 0:
         traj = fluid_trajectory(solution, pert, float(settle), 2)
         return traj.psi[-1].copy(), traj.queues[-1].copy()

@@ -255,6 +255,25 @@ def _tree_node(ax, patch, colour, label: str, centre: tuple[float, float]) -> No
     ax.text(*centre, label, ha="center", va="center", fontsize=9.5, zorder=4)
 
 
+def _scale_points(ax, r, y, ci, color, label, *, face=None) -> None:
+    """Values ``y`` at the scales ``r`` with their interval half-widths ``ci``: markers (filled
+    with ``face``, default ``color``) and bars, unjoined (the time-average and fluid-limit
+    figures)."""
+    ax.errorbar(
+        r,
+        y,
+        yerr=ci,
+        color=color,
+        mfc=face,
+        marker="o",
+        ms=5,
+        ls="none",
+        capsize=3,
+        label=label,
+        zorder=3,
+    )
+
+
 def _sub(k: int) -> str:
     return "".join("₀₁₂₃₄₅₆₇₈₉"[int(d)] for d in str(k))
 
@@ -653,19 +672,7 @@ def time_average_figure(
                 notes.append(f"{name.replace('_', '-')}: {verdict} (too few stationary scales)")
         for mask, face, lab in ((ok, color, label), (~ok, "white", None)):
             if mask.any():
-                ax.errorbar(
-                    r[mask],
-                    y[mask],
-                    yerr=ci[mask],
-                    color=color,
-                    mfc=face,
-                    marker="o",
-                    ms=5,
-                    ls="none",
-                    capsize=3,
-                    label=lab,
-                    zorder=3,
-                )
+                _scale_points(ax, r[mask], y[mask], ci[mask], color, lab, face=face)
         if (~ok).any():
             flagged.append(
                 f"{name.replace('_', '-')} at r = {', '.join(_r_plain(x) for x in r[~ok])}"
@@ -751,18 +758,7 @@ def fluid_limit_figure(table: pd.DataFrame, slopes: pd.DataFrame) -> tuple[Figur
                 f"{name.replace('_', '-')}: slope {_num(s)}, interval {_interval(lo, hi)}"
                 + (" (contains −1/2)" if lo <= -0.5 <= hi else " (excludes −1/2)")
             )
-        ax.errorbar(
-            r,
-            y,
-            yerr=ci,
-            color=color,
-            marker="o",
-            ms=5,
-            ls="none",
-            capsize=3,
-            label=label,
-            zorder=3,
-        )
+        _scale_points(ax, r, y, ci, color, label)
         x0, y0 = np.log10(r).mean(), np.log10(y).mean()
         ax.loglog(r, 10 ** (y0 - 0.5 * (np.log10(r) - x0)), color=color, lw=0.9, ls="--", alpha=0.7)
     ax.plot([], [], color="0.4", lw=0.9, ls="--", label="reference slope −1/2")
