@@ -54,6 +54,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import AccuracyError
+from ..rng import next_uniform
 from ..stats import Replicated, t_half_width
 from . import markov
 from .markov import (
@@ -75,7 +76,6 @@ from .simulation import (
     exponential,
     largest,
     missed,
-    next_job,
     replication_states,
 )
 
@@ -268,6 +268,7 @@ def _action_kernel(
     admissions, misses]`` of the window ``[t_warm, t_end)``. Streams and draws as the Part B
     simulator's kernel (``docs/deadlines.md#common-random-numbers``)."""
     st = states.copy()
+    s_arrivals, s_work, s_deadlines = st[0], st[1], st[2]
     n = m.size
     free = np.zeros((n, largest(m)))  # server-free times
     leave = np.zeros((n, largest(dims)))  # departure times of the jobs present
@@ -276,9 +277,13 @@ def _action_kernel(
     out = np.zeros(5, dtype=np.int64)
     t = 0.0
     while True:
-        t, u_work, u_deadline = next_job(t, lam, kind, st)
+        t += exponential(next_uniform(s_arrivals)) / lam
         if t >= t_end:
             break
+        u_work = next_uniform(s_work)
+        u_deadline = 0.0
+        if kind != 0:
+            u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         if counted:
             out[0] += 1
