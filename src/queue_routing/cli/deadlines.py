@@ -5,19 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import options
 from .common import compare_policies, read_json, terminal_progress
-from .options import (
-    add_horizon,
-    add_policies,
-    add_policy,
-    add_replications,
-    add_seed,
-    add_table_size,
-    add_warmup,
-    command,
-    int_at_least,
-    policy_help,
-)
 
 HELP = "Part B: soft real-time jobs on multiclusters"
 INSTANCE = 'JSON file {"arrival_rate", "servers", "service_rates", "rejection_cost", "deadline"}'
@@ -61,8 +50,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from ..deadlines.policies import INDEX_POLICIES, POLICY_DESCRIPTIONS
     from ..deadlines.policy_comparison import COMPARED_POLICIES
 
-    ev = command(subparsers, "evaluate", "cost, rejection and miss rates of a policy", INSTANCE)
-    add_policy(ev, POLICY_DESCRIPTIONS)
+    ev = options.command(
+        subparsers, "evaluate", "cost, rejection and miss rates of a policy", INSTANCE
+    )
+    options.add_policy(ev, POLICY_DESCRIPTIONS)
     ev.add_argument(
         "--method",
         choices=["exact", "simulation"],
@@ -71,47 +62,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     ev.add_argument(
         "--truncation",
-        type=int_at_least(1),
+        type=options.int_at_least(1),
         default=None,
         help="exact: jobs per cluster kept in the truncated chain (default: from 60, or 30 for "
         "three clusters, raised until the cost is stable)",
     )
-    add_horizon(
+    options.add_horizon(
         ev,
         20000.0,
         help="simulation: measured time per replication (time units), after a warm-up of "
         "10%% of it",
     )
-    add_replications(ev, help="simulation: independent replications")
-    add_table_size(
+    options.add_replications(ev, help="simulation: independent replications")
+    options.add_table_size(
         ev,
         help="simulation: index table length per cluster (beyond it a cluster counts as full)",
     )
-    add_seed(ev, help="simulation: root seed")
+    options.add_seed(ev, help="simulation: root seed")
     ev.set_defaults(func=_evaluate)
 
-    cp = command(
+    cp = options.command(
         subparsers,
         "compare-policies",
         "paired comparison of policies by simulation (common random numbers): cost, ratio "
         "to PI, ranking, best",
         INSTANCE,
     )
-    add_policies(cp, {k: POLICY_DESCRIPTIONS[k] for k in COMPARED_POLICIES})
-    add_horizon(cp, 20000.0)
-    add_warmup(cp)
-    add_replications(cp, help="paired replications (every policy on the same jobs)")
-    add_table_size(cp, help="index table length per cluster (beyond it a cluster counts as full)")
-    add_seed(cp)
+    options.add_policies(cp, {k: POLICY_DESCRIPTIONS[k] for k in COMPARED_POLICIES})
+    options.add_horizon(cp, 20000.0)
+    options.add_warmup(cp)
+    options.add_replications(cp, help="paired replications (every policy on the same jobs)")
+    options.add_table_size(
+        cp, help="index table length per cluster (beyond it a cluster counts as full)"
+    )
+    options.add_seed(cp)
     cp.set_defaults(func=compare_policies)
 
-    ix = command(subparsers, "index", "index function of one cluster", INSTANCE)
+    ix = options.command(subparsers, "index", "index function of one cluster", INSTANCE)
     ix.add_argument(
         "--policy",
         choices=list(INDEX_POLICIES),
         required=True,
-        help=policy_help({k: POLICY_DESCRIPTIONS[k] for k in INDEX_POLICIES}),
+        help=options.policy_help({k: POLICY_DESCRIPTIONS[k] for k in INDEX_POLICIES}),
     )
-    ix.add_argument("--cluster", type=int_at_least(1), required=True, help="cluster number, from 1")
-    ix.add_argument("--upto", type=int_at_least(0), required=True, help="largest number of jobs x")
+    ix.add_argument(
+        "--cluster", type=options.int_at_least(1), required=True, help="cluster number, from 1"
+    )
+    ix.add_argument(
+        "--upto", type=options.int_at_least(0), required=True, help="largest number of jobs x"
+    )
     ix.set_defaults(func=_index)

@@ -5,17 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import options
 from .common import compare_policies, read_json, terminal_progress
-from .options import (
-    add_horizon,
-    add_policies,
-    add_policy,
-    add_replications,
-    add_seed,
-    add_table_size,
-    add_warmup,
-    command,
-)
 
 HELP = "Part A: multi-skilled servers, Bernoulli routing"
 INSTANCE = 'JSON file {"mu": [mu_0..mu_C], "cost": [c_0..c_C], "eta": [eta_1..eta_C]}'
@@ -85,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ``subparsers``, the ``multiskill`` command's."""
     from ..multiskill.policies import POLICY_DESCRIPTIONS
 
-    solve = command(subparsers, "solve", "optimal Bernoulli routing (LOAD-OPT)", INSTANCE)
+    solve = options.command(subparsers, "solve", "optimal Bernoulli routing (LOAD-OPT)", INSTANCE)
     solve.add_argument(
         "--method",
         choices=["exact", "fixed-point", "generic"],
@@ -107,23 +98,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Algorithm 1 initial partition (fixed-point only): every class in C_d, C_b, "
         "C_0, or a random partition",
     )
-    add_seed(solve, help="seed for --init random and --update single")
+    options.add_seed(solve, help="seed for --init random and --update single")
     solve.set_defaults(func=_solve)
 
-    compare = command(subparsers, "compare", "cost of multi-skilled vs no / all sharing", INSTANCE)
+    compare = options.command(
+        subparsers, "compare", "cost of multi-skilled vs no / all sharing", INSTANCE
+    )
     compare.set_defaults(func=_compare)
 
-    sim = command(
+    sim = options.command(
         subparsers, "simulate", "mean holding cost of a routing policy, simulated", INSTANCE
     )
-    add_policy(sim, POLICY_DESCRIPTIONS)
-    add_horizon(
+    options.add_policy(sim, POLICY_DESCRIPTIONS)
+    options.add_horizon(
         sim,
         1000.0,
         help="measured time per replication (time units), after a warm-up of 10%% of it",
     )
-    add_replications(sim, help="independent replications for the 95%% confidence interval")
-    add_seed(sim)
+    options.add_replications(sim, help="independent replications for the 95%% confidence interval")
+    options.add_seed(sim)
     sim.add_argument(
         "--start",
         choices=["bernoulli", "empty"],
@@ -131,29 +124,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="initial state: stationary law of optimal Bernoulli routing, or empty",
     )
     _add_job_sizes(sim)
-    add_table_size(
+    options.add_table_size(
         sim,
         help="your own policy: its index is tabulated for 0..TABLE_SIZE jobs per server "
         "(arrivals beyond are counted and reported)",
     )
     sim.set_defaults(func=_simulate)
 
-    cp = command(
+    cp = options.command(
         subparsers,
         "compare-policies",
         "paired comparison of routing policies (common random numbers, Bernoulli control "
         "variate): cost, ratio to the exact optimal Bernoulli cost, ranking, best",
         INSTANCE,
     )
-    add_policies(cp, POLICY_DESCRIPTIONS)
-    add_horizon(cp, 1000.0)
-    add_warmup(cp)
-    add_replications(
+    options.add_policies(cp, POLICY_DESCRIPTIONS)
+    options.add_horizon(cp, 1000.0)
+    options.add_warmup(cp)
+    options.add_replications(
         cp, help="paired replications (every policy on the same random numbers)", minimum=3
     )
-    add_seed(cp)
+    options.add_seed(cp)
     _add_job_sizes(cp)
-    add_table_size(
+    options.add_table_size(
         cp,
         help="your own policies: index tabulated for 0..TABLE_SIZE jobs per server (an "
         "arrival beyond it is an error: raise the size)",

@@ -5,15 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import options
 from .common import read_json
-from .options import (
-    add_horizon,
-    add_replications,
-    add_seed,
-    add_warmup,
-    command,
-    positive_number,
-)
 
 HELP = "Part C: large flexible server pools (LQFS-LB)"
 INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}'
@@ -43,7 +36,7 @@ def _simulate(args: argparse.Namespace) -> dict[str, Any]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds Part C's subcommands (analyze, simulate) to ``subparsers``, the ``serverpools``
     command's."""
-    analyze = command(
+    analyze = options.command(
         subparsers,
         "analyze",
         "static planning LP and local stability of the fluid equilibrium",
@@ -51,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     analyze.set_defaults(func=_analyze)
 
-    sim = command(
+    sim = options.command(
         subparsers,
         "simulate",
         "stationary time average of the diffusion-scaled deviation |X^r - r x*|/sqrt(r) of "
@@ -60,22 +53,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sim.add_argument(
         "--scale",
-        type=positive_number,
+        type=options.positive_number,
         required=True,
         metavar="R",
         help="scale r: arrival rates r lambda_i, round(r beta_j) servers",
     )
-    add_horizon(
+    options.add_horizon(
         sim,
         100.0,
         help="measured time per replication after the warm-up (time units of 1/mu)",
     )
-    add_warmup(
+    options.add_warmup(
         sim,
         help="discarded time from the nominal start r x* (time units); default derived from "
         "the leading eigenvalue gamma of A_u and r: ln(1000)/(2|gamma|) if stable, "
         "(ln(r)/2 + ln(1000))/gamma if unstable",
     )
-    add_replications(sim, help="independent replications for the 95%% interval", default=5)
-    add_seed(sim)
+    options.add_replications(sim, help="independent replications for the 95%% interval", default=5)
+    options.add_seed(sim)
     sim.set_defaults(func=_simulate)
