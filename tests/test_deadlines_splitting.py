@@ -201,3 +201,24 @@ def test_level_search_reaches_astronomically_small_marginal_costs():
     split = optimal_split(inst)
     assert split.rejected_rate == 0.0 and split.rates.sum() == pytest.approx(300.0, rel=1e-15)
     assert 0.0 <= split.cost <= 1e-290
+
+
+@pytest.mark.parametrize(
+    ("t", "rate", "lam"),
+    [(8.022262617851204, 14.12537544622754, 0.0058), (6.0, 20.0, 0.01), (12.0, 9.0, 1e-3)],
+)
+def test_a_cluster_whose_marginal_cost_is_flat_from_zero_takes_a_small_load(t, rate, lam):
+    """A fast cluster (5 x ``rate``) with a long deadline has f' constant to 16 digits from 0
+    to half its capacity (e^{-rate t}); 24 slow clusters (1 x 1) have f'(0) = e^{-t}, far
+    above. A small load all goes to the fast cluster: the split's cost is no more than that
+    single-cluster allocation's (f directly), and every other allocation of the load to one
+    cluster costs more. (The level search used to stop on its bracket: exp(log(lo)) is an ulp
+    above lo, where the flat f' already routes more than the load.)"""
+    clusters = (Cluster(1, 1.0), Cluster(5, rate), *(Cluster(1, 1.0),) * 23)
+    inst = Instance(lam, clusters, None, Deadline("constant", t=t))
+    sol = optimal_split(inst)
+    assert np.sum(sol.rates) == pytest.approx(lam, rel=1e-12)
+    single = [f(lam, c.servers, c.rate, inst.deadline) for c in clusters]
+    assert sol.cost <= min(single) * (1 + 1e-9)
+    assert sol.cost == pytest.approx(cost_of(inst, sol.rates), rel=1e-12)
+    assert int(np.argmin(single)) == 1 and sol.rates[1] == pytest.approx(lam, rel=1e-9)

@@ -105,6 +105,9 @@ def test_one_more_sweep_value_reruns_only_its_jobs(
         allowed |= set().union(
             *(_downstream(smoke_run, r) for r in ("multiskill_solve", "multiskill_compare"))
         )
+    if rule == "deadlines_large":  # a new n also draws its instance, once
+        assert counts.get("deadlines_large_instances") == 1, counts
+        allowed |= {"deadlines_large_instances"}
     assert set(counts) <= allowed, set(counts) - allowed
 
 

@@ -213,12 +213,22 @@ def optimal_split(instance: Instance, *, check_convexity: bool = True) -> Bernou
         # to an absolute tolerance would stop at a level far above them (a split orders of
         # magnitude worse than the optimum); below 1e-300 (f' underflows) it stops there
         lo = max(lo, _ALPHA_FLOOR)
+
+        def log_excess(u: float) -> float:
+            return excess(math.exp(u))
+
         if excess(lo) >= 0.0 or not hi > lo:  # lam > 0: at min f'(0) every rate is 0
             alpha = lo if excess(lo) >= 0.0 else hi
+        elif log_excess(math.log(lo)) >= 0.0:
+            # exp(log(lo)) exceeds lo by an ulp, and where a cluster's f' is flat from 0 (a
+            # marginal miss rate constant to 16 digits, e.g. e^{-113} over half its capacity)
+            # that ulp already routes more than lam to it: the level is lo itself, and the
+            # fill below sends the rest to the clusters of lowest f'(0)
+            alpha = lo
+        elif log_excess(math.log(hi)) <= 0.0:  # the same at the top, by symmetry
+            alpha = hi
         else:
-            s = _brentq(
-                lambda u: excess(math.exp(u)), math.log(lo), math.log(hi), xtol=1e-14, rtol=1e-15
-            )
+            s = _brentq(log_excess, math.log(lo), math.log(hi), xtol=1e-14, rtol=1e-15)
             alpha = min(max(math.exp(s), lo), hi)
         rates = rates_at(alpha)
         residual = lam - float(rates.sum())
