@@ -33,6 +33,7 @@ from ..seeding import rng_for
 from .model import Instance
 
 __all__ = [
+    "BASE_KEYS",
     "HEURISTICS",
     "LARGE_KEY",
     "base_instance",
@@ -51,6 +52,17 @@ HEURISTICS = ("bs", "io", "pi", "rb")
 #: The key of the large systems' random numbers: the draw of the clusters
 #: (``rng_for(seed, LARGE_KEY, n)``) and the simulations' streams (keys ``(LARGE_KEY, n)``).
 LARGE_KEY = "deadlines-large"
+
+#: The keys of a two-cluster base block (config ``deadlines.base``, :func:`base_instance`).
+BASE_KEYS = (
+    "servers",
+    "service_rates",
+    "arrival_rate",
+    "rejection_cost",
+    "deadline",
+    "mean_deadline",
+    "uniform_spread",
+)
 
 
 def deadline_dict(kind: str, mean: float, uniform_spread: float) -> dict[str, Any]:
