@@ -331,8 +331,9 @@ def test_serverpools_simulate_contract(capsys, monkeypatch):
         (MM_N, ["--scale", "1e9", "--horizon", "1e4"], 2, "--scale, horizon and replications"),
         ({**MM_N, "arrival_rates": [3.0]}, ["--scale", "100"], 1, "not underloaded"),
         ({**MM_N, "activities": []}, ["--scale", "100"], 1, "activities"),
+        (MM_N, ["--scale", "100", "--burn-in", "5"], 2, "--burn-in was renamed: use --warmup"),
     ],
-    ids=["scale", "replications", "warmup", "no-server", "too-long", "rho", "bad-json"],
+    ids=["scale", "replications", "warmup", "no-server", "too-long", "rho", "bad-json", "renamed"],
 )
 def test_serverpools_simulate_rejects_bad_input(
     capsys, monkeypatch, instance, options, status, needle

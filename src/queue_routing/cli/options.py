@@ -206,3 +206,19 @@ def add_table_size(sub: argparse.ArgumentParser, help: str) -> None:
     """``--table-size``: an index table's length, an integer >= 1, default
     :data:`queue_routing.user_policy.DEFAULT_TABLE_SIZE`."""
     sub.add_argument("--table-size", type=int_at_least(1), default=DEFAULT_TABLE_SIZE, help=help)
+
+
+class _Renamed(argparse.Action):
+    """An option that was renamed: using it is a usage error naming the new option."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} was renamed: use {self.new}")
+
+
+def add_renamed(sub: argparse.ArgumentParser, old: str, new: str) -> None:
+    """``old`` (hidden from the help) refused with one line naming ``new`` (exit status 2)."""
+    sub.add_argument(old, action=_Renamed, new=new, dest=argparse.SUPPRESS)

@@ -70,5 +70,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(ln(r)/2 + ln(1000))/gamma if unstable",
     )
     options.add_replications(sim, help="independent replications for the 95%% interval", default=5)
+    options.add_renamed(sim, "--burn-in", "--warmup")
     options.add_seed(sim)
     sim.set_defaults(func=_simulate)
