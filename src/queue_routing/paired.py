@@ -173,16 +173,21 @@ def paired_samples(
     samples = {name: np.ascontiguousarray(replication_costs[name], dtype=float) for name in names}
     replications = int(samples[names[0]].size)
     if any(v.shape != (replications,) for v in samples.values()):
-        raise ValueError("every policy needs one cost per replication, the same replications")
+        raise ArgumentError(
+            "replication_costs",
+            "replication_costs: every policy needs one cost per replication, the same replications",
+        )
     return samples, replications
 
 
 def _samples(name: str, values, minimum: int) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     if a.ndim != 1 or a.size < minimum:
-        raise ValueError(f"{name} must be 1-D with at least {minimum} replications, got {a.shape}")
+        raise ArgumentError(
+            name, f"{name} must be 1-D with at least {minimum} replications, got {a.shape}"
+        )
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite")
+        raise ArgumentError(name, f"{name} must be finite")
     return a
 
 
@@ -236,9 +241,11 @@ def control_variate_estimate(samples, control, control_mean: float) -> PairedEst
     y = _samples("samples", samples, 3)
     x = _samples("control", control, 3)
     if x.size != y.size:
-        raise ValueError(f"samples and control must pair up, got {y.size} and {x.size} values")
+        raise ArgumentError(
+            "control", f"control must pair up with samples, got {x.size} and {y.size} values"
+        )
     if not math.isfinite(control_mean):
-        raise ValueError(f"control_mean must be finite, got {control_mean}")
+        raise ArgumentError("control_mean", f"control_mean must be finite, got {control_mean}")
     r = y.size
     dx, dy = x - x.mean(), y - y.mean()
     sxx = float(dx @ dx)
@@ -271,7 +278,7 @@ def pairwise_differences(
     """
     names = list(samples)
     if len(names) != len(set(names)):  # pragma: no cover - a Mapping has unique keys
-        raise ValueError("names must be unique")
+        raise ArgumentError("samples", "samples must name each policy once")
     values = {k: np.asarray(v, dtype=float) for k, v in samples.items()}
     out = {}
     for a, b in combinations(names, 2):
@@ -280,7 +287,7 @@ def pairwise_differences(
             out[a, b] = mean_estimate(d)
         else:
             if control_mean is None:
-                raise ValueError("control_mean is needed with a control")
+                raise ArgumentError("control_mean", "control_mean is needed with a control")
             out[a, b] = control_variate_estimate(d, control, control_mean)
     return out
 
@@ -298,7 +305,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     """
     p = np.asarray(p_values, dtype=float)
     if p.ndim != 1 or np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
-        raise ValueError("p_values must be a 1-D sequence of probabilities")
+        raise ArgumentError("p_values", "p_values must be a 1-D sequence of probabilities")
     m = p.size
     order = np.argsort(p, kind="stable")
     scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
@@ -377,7 +384,7 @@ def select_best(
             e = differences[b, a]
             raw[b, a], raw[a, b] = _p_lower(e), _p_lower(_negated(e))
         else:
-            raise ValueError(f"differences lack the pair {a!r}, {b!r}")
+            raise ArgumentError("differences", f"differences lack the pair {a!r}, {b!r}")
     keys = list(raw)
     adjusted = holm([raw[k] for k in keys]) if keys else np.empty(0)
     adj = {k: float(v) for k, v in zip(keys, adjusted, strict=True)}
@@ -416,12 +423,13 @@ def ratio_of_means(samples, baseline) -> PairedEstimate:
     y = np.asarray(samples, dtype=float)
     x = np.asarray(baseline, dtype=float)
     if y.ndim != 1 or y.shape != x.shape or y.size < 2:
-        raise ValueError(
+        raise ArgumentError(
+            "samples",
             f"samples and baseline must be paired 1-D arrays of >= 2 replications, got "
-            f"{y.shape} and {x.shape}"
+            f"{y.shape} and {x.shape}",
         )
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(x))):
-        raise ValueError("samples and baseline must be finite")
+        raise ArgumentError("samples", "samples and baseline must be finite")
     r = y.size
     xbar = float(x.mean())
     if xbar == 0.0:
