@@ -157,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say("error", msg)
             return 1
         except OSError as exc:  # the output cannot be written (disk full, closed stdout, ...)
-            _say("error", f"cannot write the output: {exc.strerror or exc}")
+            where = f" {exc.filename}" if exc.filename else ""
+            _say("error", f"cannot write the output{where}: {exc.strerror or exc}")
             return 1
         except Exception as exc:  # a bug: still one line, and a status of its own
             _say("error", f"internal error, please report it: {type(exc).__name__}: {exc}")
