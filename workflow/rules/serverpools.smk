@@ -12,6 +12,17 @@ SP_STOCHASTIC = SP["stochastic"]
 SP_COVARIANCE = SP["covariance"]
 SP_SEARCH = SP["search"]
 SP_FLUID_LIMIT_R = [int(r) for r in SP["fluid_limit"]["r"]]
+# What to do instead: LAP and static routing at every example and r of SP["lap"]["r"], and
+# LQFS-LB where the stochastic study has no run of that example and r (its runs are reused).
+SP_LAP = SP["lap"]
+SP_LAP_JOBS = [
+    (example, policy, int(r))
+    for example, scales in SP_LAP["r"].items()
+    for r in scales
+    for policy in ("lqfs-lb", "lap", "static")
+    if policy != "lqfs-lb"
+    or not (example in SP_STOCHASTIC_EXAMPLES and int(r) in SP_R)
+]
 
 
 wildcard_constraints:
@@ -34,6 +45,8 @@ localrules:
     serverpools_fig_deviation,
     serverpools_fig_time_average,
     serverpools_fig_fluid_limit,
+    serverpools_lap_summary,
+    serverpools_fig_lap,
     serverpools_all,
 
 
@@ -451,6 +464,95 @@ rule serverpools_fig_fluid_limit:
         "../scripts/serverpools_figures.py"
 
 
+rule serverpools_lap:
+    output:
+        runs="results/serverpools/serverpools_lap/{example}_{policy}_r{r}.csv",
+    log:
+        "logs/serverpools/serverpools_lap/{example}_{policy}_r{r}.log",
+    wildcard_constraints:
+        policy=r"lqfs-lb|lap|static",
+    # long jobs first: the short ones fill the cores around them (a shorter run)
+    priority: 3
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources("serverpools_lap"),
+    params:
+        seed=config["seed"],
+        horizon=SP_LAP["horizon"],
+        warmup_margin=SP_STOCHASTIC["warmup_margin"],
+        replications=SP_LAP["replications"],
+        batches=SP_LAP["batches"],
+    message:
+        "Part C: the {wildcards.example} example under {wildcards.policy} at scale r={wildcards.r} ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/serverpools_lap.py"
+
+
+rule serverpools_lap_summary:
+    input:
+        runs=[
+            f"results/serverpools/serverpools_lap/{example}_{policy}_r{r}.csv"
+            for example, policy, r in SP_LAP_JOBS
+        ],
+        stochastic=rules.serverpools_stochastic_summary.output.runs,
+    output:
+        runs="results/serverpools/serverpools_lap_summary/runs.csv",
+        averages=report_table(
+            "results/serverpools/serverpools_lap_summary/time_averages.csv",
+            "serverpools_lap_time_averages",
+            "LQFS-LB, LAP, static routing: time-averaged deviation vs r",
+        ),
+        averages_md="results/serverpools/serverpools_lap_summary/time_averages.md",
+        verdicts="results/serverpools/serverpools_lap_summary/verdicts.csv",
+        verdicts_md="results/serverpools/serverpools_lap_summary/verdicts.md",
+        ou=report_table(
+            "results/serverpools/serverpools_lap_summary/ou.csv",
+            "serverpools_lap_ou",
+            "LAP vs its OU limit",
+        ),
+        ou_md="results/serverpools/serverpools_lap_summary/ou.md",
+        price=report_table(
+            "results/serverpools/serverpools_lap_summary/price.csv",
+            "serverpools_lap_price",
+            "price of stability",
+        ),
+        price_md="results/serverpools/serverpools_lap_summary/price.md",
+    log:
+        "logs/serverpools/serverpools_lap_summary.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        r=SP_LAP["r"],
+        stationarity_confidence=SP_STOCHASTIC["stationarity_confidence"],
+        confidence=SP_STOCHASTIC["confidence"],
+        fit_decades=SP_STOCHASTIC["fit_decades"],
+    message:
+        "Part C: LQFS-LB, LAP and static routing side by side: slopes, OU level, price of stability"
+    script:
+        "../scripts/serverpools_lap_summary.py"
+
+
+rule serverpools_fig_lap:
+    input:
+        averages=rules.serverpools_lap_summary.output.averages,
+        verdicts=rules.serverpools_lap_summary.output.verdicts,
+        ou=rules.serverpools_lap_summary.output.ou,
+        price=rules.serverpools_lap_summary.output.price,
+    output:
+        **figure("serverpools_lap"),
+    log:
+        "logs/serverpools/serverpools_fig_lap.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part C: what to do instead, LQFS-LB vs LAP vs static routing"
+    script:
+        "../scripts/serverpools_lap_figure.py"
+
+
 rule serverpools_all:
     input:
         rules.serverpools_search_summary.output,
@@ -466,3 +568,5 @@ rule serverpools_all:
         rules.serverpools_fig_deviation.output,
         rules.serverpools_fig_time_average.output,
         rules.serverpools_fig_fluid_limit.output,
+        rules.serverpools_lap_summary.output,
+        rules.serverpools_fig_lap.output,

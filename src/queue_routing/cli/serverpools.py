@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from . import options
-from .common import read_json
+from .common import CliError, read_json
 
 HELP = "Part C: large flexible server pools (LQFS-LB)"
 INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}'
@@ -15,8 +15,15 @@ INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "
 # -- the handlers: parse, call the library, return what to print ------------------------------
 def _analyze(args: argparse.Namespace) -> dict[str, Any]:
     from ..serverpools import ServerPoolSystem, analyze
+    from ..serverpools.lap import analyze_lap
 
-    return analyze(ServerPoolSystem.from_dict(read_json(args.instance))).to_dict()
+    system = ServerPoolSystem.from_dict(read_json(args.instance))
+    if args.policy == "lap":
+        root = None if args.root_pool is None else args.root_pool - 1
+        return analyze_lap(system, root).to_dict()
+    if args.root_pool is not None:
+        raise CliError("--root-pool applies to --policy lap only")
+    return analyze(system).to_dict()
 
 
 def _simulate(args: argparse.Namespace) -> dict[str, Any]:
@@ -41,6 +48,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "analyze",
         "static planning LP and local stability of the fluid equilibrium",
         INSTANCE,
+    )
+    analyze.add_argument(
+        "--policy",
+        choices=("lqfs-lb", "lap"),
+        default="lqfs-lb",
+        help="lqfs-lb: the SPP and the linearised LQFS-LB fluid model; lap: Leaf Activity "
+        "Priority, its priorities, equilibrium (class totals per unit r) and eigenvalues",
+    )
+    analyze.add_argument(
+        "--root-pool",
+        type=options.int_at_least(1),
+        default=None,
+        metavar="J",
+        help="LAP's root pool (numbered from 1); default: the admissible root with the fewest "
+        "customers per unit r",
     )
     analyze.set_defaults(func=_analyze)
 

@@ -20,7 +20,9 @@ their own):
   round-off bounds) and the dual simplex over spanning trees that certifies CRP *;
 - :mod:`.highs` -- the SPP in dimensionless form, solved by HiGHS (where CRP fails);
 - :mod:`.linear` -- the linearised fluid model near equilibrium (A_u, A_c) and its spectrum *;
-- :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator *;
+- :mod:`.fluid` -- the full LQFS-LB fluid model and its time-stepping integrator (also LAP's) *;
+- :mod:`.lap` -- Leaf Activity Priority: priorities from the tree and a root pool, its
+  equilibrium, linearisation and analysis beside LQFS-LB *;
 - :mod:`.simulation` -- exact event-driven simulation of the r-th stochastic system *;
 - :mod:`.diffusion` -- the stationary covariance of the diffusion limit (Lyapunov) *;
 - :mod:`.stationarity` -- derived warm-up, the first-half / second-half stationarity test,
@@ -51,6 +53,7 @@ _EXPORTS = {
     ".errors": ALL,
     ".fluid": ALL,
     ".instances": ALL,
+    ".lap": ALL,
     ".linear": ALL,
     ".model": ALL,
     ".search": ALL,

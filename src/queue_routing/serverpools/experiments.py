@@ -20,7 +20,11 @@ illustrate its claims on our instances (:mod:`.instances`):
   :func:`fluid_limit_slopes` -- the sup-distance between X^r/r and the fluid solution on a
   fixed window, against r (the fluid limit, directly);
 * :func:`covariance_table` -- the stable instance's simulated stationary covariance against the
-  Lyapunov solution of its diffusion limit.
+  Lyapunov solution of its diffusion limit;
+* :func:`policy_runs`, :func:`lap_time_averages`, :func:`lap_ou_table`,
+  :func:`price_of_stability` -- what to do instead: LQFS-LB, Leaf Activity Priority
+  (:mod:`.lap`) and static routing side by side, each centred on its own equilibrium; LAP's
+  level against its limiting OU law; customers per unit r and sojourn times.
 
 Units: time in units of 1/mu; rates per unit time; eigenvalues per unit time; fluid states per
 unit r; diffusion-scaled deviations ``(X^r - r x*)/sqrt(r)`` in customers / sqrt(r).
@@ -41,6 +45,7 @@ from ..seeding import rng_for
 from .diffusion import stationary_covariance
 from .fluid import fluid_trajectory, linearised_deviation
 from .instances import heterogeneity_family
+from .lap import analyze_lap, static_drift
 from .linear import eigenvalue_text, stability_verdict
 from .model import ServerPoolSystem, SPPSolution
 from .search import SearchResult, SizeSummary, search_settings, search_size
@@ -55,6 +60,7 @@ from .stationarity import (
 )
 
 __all__ = [
+    "LAP_POLICIES",
     "boundary_crossings",
     "boundary_scan",
     "covariance_from_replications",
@@ -67,8 +73,17 @@ __all__ = [
     "fluid_limit_start",
     "fluid_limit_table",
     "fluid_rows",
+    "gaussian_mean_norm",
     "growing_examples",
     "instance_table",
+    "lap_ou_table",
+    "lap_stationary_covariance",
+    "lap_time_averages",
+    "lqfs_lb_rows",
+    "policy_centre",
+    "policy_runs",
+    "policy_warmup",
+    "price_of_stability",
     "scaling_verdicts",
     "search_chunk",
     "search_sizes",
@@ -1068,3 +1083,266 @@ def summarise_examples(
 ) -> pd.DataFrame:
     """:func:`example_rows` of several examples, concatenated."""
     return pd.concat([example_rows(n, s) for n, s in examples.items()], ignore_index=True)
+
+
+# -- 6. what to do instead: LAP and static routing beside LQFS-LB -----------------------------
+#: The disciplines of the side-by-side study, in table order.
+LAP_POLICIES = ("lqfs-lb", "lap", "static")
+
+
+def policy_centre(solution: SPPSolution, policy: str) -> np.ndarray:
+    """The fluid equilibrium x* (class totals per unit r) a run of ``policy`` is centred on:
+    psi*_I of the SPP for LQFS-LB and static routing, LAP's own (:func:`.analyze_lap`)."""
+    if policy == "lap":
+        return np.asarray(analyze_lap(solution).equilibrium.class_totals)
+    return np.asarray(solution.class_occupancy)
+
+
+def policy_warmup(solution: SPPSolution, policy: str, r: float, *, margin: float) -> float:
+    """The derived warm-up of ``policy`` at scale r (:func:`.derived_warmup`, time units 1/mu):
+    the leading real part of A_u (LQFS-LB, :func:`stochastic_warmup`), of LAP's drift
+    (:func:`.analyze_lap`) or of static routing's, -min mu over the basic activities."""
+    if policy == "lqfs-lb":
+        return stochastic_warmup(solution, r, margin=margin)
+    if policy == "lap":
+        gamma = float(analyze_lap(solution).eigenvalues.real.max())
+    else:
+        gamma = float(np.diag(static_drift(solution)).max())
+    return derived_warmup(gamma, r, margin=margin)
+
+
+def policy_runs(
+    example: str,
+    solution: SPPSolution,
+    policy: str,
+    r: float,
+    *,
+    horizon: float,
+    warmup_margin: float,
+    replications: int | Iterable[int],
+    seed: int,
+    batches: int,
+) -> pd.DataFrame:
+    """Stationary runs of one discipline at one scale, one row per replication.
+
+    Each replication starts at the policy's own equilibrium r x* (:func:`policy_centre`),
+    discards :func:`policy_warmup` and averages over ``horizon``; replication k draws from the
+    streams ``(seed, ("stochastic", example, int(r), k))``, those of :func:`stochastic_runs`,
+    so the three disciplines and the LQFS-LB runs of the stochastic study share their clock
+    and event streams replication by replication (common random numbers).
+
+    Columns: those of :func:`stochastic_runs`' summary (``example, r, replication, t_end,
+    warmup, events, mean_norm, rms_norm, mean_class_i, rms_class_i, queued_fraction,
+    batch_b``) plus ``policy``, ``customers`` (the time average of sum_i X_i / r, customers
+    per unit r: sum x* + sum_i mean_class_i / sqrt(r)) and ``cov_i_k`` (i <= k, the time
+    covariance of the scaled deviation over the window, customers^2 per unit r).
+    """
+    rows = []
+    warmup = policy_warmup(solution, policy, r, margin=warmup_margin)
+    centre = policy_centre(solution, policy)
+    for rep in _replication_indices(replications):
+        run = simulate(
+            solution,
+            r,
+            horizon=horizon,
+            warmup=warmup,
+            record_every=horizon,
+            seed=seed,
+            keys=(STOCHASTIC_KEY, example, int(r), rep),
+            batches=int(batches),
+            policy=policy,
+        )
+        log.info(
+            "%s %s r=%g replication %d: %d events in %.2f s, time-averaged |deviation| %.4g",
+            example, policy, r, rep, run.events, run.wall_seconds, run.mean_norm,
+        )  # fmt: skip
+        row = {
+            "example": example,
+            "policy": policy,
+            "r": float(r),
+            "replication": rep,
+            "t_end": run.t_end,
+            "warmup": run.warmup,
+            "events": run.events,
+            "mean_norm": run.mean_norm,
+            "rms_norm": run.rms_norm,
+            "customers": float(centre.sum() + run.mean.sum() / np.sqrt(r)),
+        }
+        n = run.mean.size
+        for i in range(n):
+            row[f"mean_class_{i + 1}"] = float(run.mean[i])
+        for i in range(n):
+            row[f"rms_class_{i + 1}"] = float(np.sqrt(run.second_moment[i, i]))
+        for i in range(n):
+            for k in range(i, n):
+                row[f"cov_{i + 1}_{k + 1}"] = float(run.covariance[i, k])
+        row["queued_fraction"] = run.queued / max(int(run.arrivals.sum()), 1)
+        for b, value in enumerate(run.batch_mean_norm):
+            row[f"batch_{b + 1}"] = float(value)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def lqfs_lb_rows(runs: pd.DataFrame, solution: SPPSolution, example: str, r) -> pd.DataFrame:
+    """The stochastic study's LQFS-LB rows of ``example`` at the scales ``r``, with the
+    columns of :func:`policy_runs` that it can fill (``policy``, ``customers``)."""
+    df = runs[(runs["example"] == example) & runs["r"].isin([float(v) for v in r])].copy()
+    means = df[[c for c in df.columns if c.startswith("mean_class_")]].to_numpy(float)
+    df.insert(1, "policy", "lqfs-lb")
+    df["customers"] = solution.class_occupancy.sum() + means.sum(axis=1) / np.sqrt(df["r"])
+    return df.reset_index(drop=True)
+
+
+def gaussian_mean_norm(sigma: np.ndarray) -> float:
+    """E|Y| for Y ~ N(0, sigma) (``sigma`` (n, n) positive semi-definite), by one quadrature:
+    with W = |Y|^2 = sum_k s_k Z_k^2 (s_k the eigenvalues), E sqrt(W) =
+    (2 sqrt(pi))^-1 int_0^inf (1 - prod_k (1 + 2 t s_k)^-1/2) t^-3/2 dt.
+
+    >>> round(gaussian_mean_norm(np.eye(1)), 10)  # E|Z| = sqrt(2 / pi)
+    0.7978845608
+    >>> round(gaussian_mean_norm(np.eye(2)), 10)  # Rayleigh: sqrt(pi / 2)
+    1.2533141373
+    """
+    from scipy.integrate import quad
+
+    s = np.clip(np.linalg.eigvalsh(np.asarray(sigma, dtype=float)), 0.0, None)
+    top = float(s.max())
+    if top == 0.0:
+        return 0.0
+    s = s / top
+
+    def integrand(u: float) -> float:  # t = u^2 / (1 - u)^2 maps (0, 1) onto (0, inf)
+        t = (u / (1.0 - u)) ** 2
+        dt = 2.0 * u / (1.0 - u) ** 3
+        tail = -np.expm1(-0.5 * np.log1p(2.0 * t * s).sum())
+        return tail * t**-1.5 * dt
+
+    value, _ = quad(integrand, 0.0, 1.0, limit=400, epsabs=0.0, epsrel=1e-11)
+    return float(value / (2.0 * np.sqrt(np.pi)) * np.sqrt(top))
+
+
+def lap_stationary_covariance(solution: SPPSolution) -> np.ndarray:
+    """Sigma of LAP's limiting Ornstein-Uhlenbeck process: A Sigma + Sigma A^T + 2 diag
+    lambda = 0 with A LAP's drift (:func:`.analyze_lap`), customers^2 per unit r
+    (:func:`.stationary_covariance`)."""
+    return stationary_covariance(solution, analyze_lap(solution).drift)
+
+
+def lap_time_averages(
+    runs: pd.DataFrame,
+    *,
+    stationarity_confidence: float = DEFAULT_STATIONARITY_CONFIDENCE,
+    confidence: float = 0.95,
+    decades: float = 1.0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(averages, verdicts)`` per discipline: :func:`time_average_table` and
+    :func:`scaling_verdicts` of each policy's rows (:func:`policy_runs`,
+    :func:`lqfs_lb_rows`), with a ``policy`` column after ``example``."""
+    averages, verdicts = [], []
+    for policy in [p for p in LAP_POLICIES if p in set(runs["policy"])]:
+        df = runs[runs["policy"] == policy]
+        av = time_average_table(
+            df, stationarity_confidence=stationarity_confidence, confidence=confidence
+        )
+        ve = scaling_verdicts(df, av, decades=decades, confidence=confidence)
+        av.insert(1, "policy", policy)
+        ve.insert(1, "policy", policy)
+        averages.append(av)
+        verdicts.append(ve)
+    return pd.concat(averages, ignore_index=True), pd.concat(verdicts, ignore_index=True)
+
+
+def lap_ou_table(
+    runs: pd.DataFrame, solutions: Mapping[str, SPPSolution], *, confidence: float = 0.95
+) -> pd.DataFrame:
+    """LAP's simulated level against its limiting OU law N(0, Sigma), per (example, r).
+
+    Rows per quantity: ``mean_norm`` (E|Y|, :func:`gaussian_mean_norm`), ``rms_norm``
+    (sqrt(tr Sigma)) and every entry ``cov_i_k`` (Sigma_ik): ``simulated`` (mean over
+    replications of the per-window values), its ``ci`` half-width at ``confidence``,
+    ``predicted`` and ``within`` (|simulated - predicted| <= ci). Columns ``example, r,
+    quantity, simulated, ci, replications, predicted, within``.
+    """
+    rows = []
+    lap = runs[runs["policy"] == "lap"]
+    for (example, r), df in lap.groupby(["example", "r"], sort=True):
+        sigma = lap_stationary_covariance(solutions[example])
+        n = sigma.shape[0]
+        predicted = {
+            "mean_norm": gaussian_mean_norm(sigma),
+            "rms_norm": float(np.sqrt(np.trace(sigma))),
+        }
+        for i in range(n):
+            for k in range(i, n):
+                predicted[f"cov_{i + 1}_{k + 1}"] = float(sigma[i, k])
+        for quantity, value in predicted.items():
+            iv = mean_interval(df[quantity].to_numpy(float), confidence=confidence)
+            rows.append(
+                {
+                    "example": example,
+                    "r": float(r),
+                    "quantity": quantity,
+                    "simulated": iv.mean,
+                    "ci": iv.half_width,
+                    "replications": iv.n,
+                    "predicted": value,
+                    "within": bool(abs(iv.mean - value) <= iv.half_width),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def price_of_stability(
+    runs: pd.DataFrame, solutions: Mapping[str, SPPSolution], *, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Mean customers per unit r and mean sojourn time (Little's law) of each discipline at
+    each example's largest common scale, with paired differences from LQFS-LB.
+
+    Per (example, policy): ``equilibrium`` (sum x*, the fluid value), ``customers`` (the mean
+    over replications of the time-averaged sum_i X_i / r) with its ``customers_ci``,
+    ``sojourn_time`` and ``sojourn_time_ci`` (customers / sum lambda, time units 1/mu), and
+    ``difference``, ``difference_ci``, ``p_holm`` (the paired difference of customers from
+    LQFS-LB over replications run on the same streams, Holm-adjusted over the example's
+    comparisons; empty for LQFS-LB itself). Intervals at ``confidence``.
+    """
+    from ..paired import holm, mean_estimate
+
+    rows = []
+    for example, df in runs.groupby("example", sort=False):
+        common = set.intersection(*(set(g["r"]) for _, g in df.groupby("policy")))
+        r = max(common)
+        at = df[df["r"] == r]
+        lam = float(solutions[example].system.arrival_rates.sum())
+        base = at[at["policy"] == "lqfs-lb"].set_index("replication")["customers"]
+        example_rows = []
+        for policy in [p for p in LAP_POLICIES if p in set(at["policy"])]:
+            own = at[at["policy"] == policy].set_index("replication")["customers"]
+            iv = mean_interval(own.to_numpy(float), confidence=confidence)
+            row = {
+                "example": example,
+                "policy": policy,
+                "r": float(r),
+                "replications": iv.n,
+                "equilibrium": float(policy_centre(solutions[example], policy).sum()),
+                "customers": iv.mean,
+                "customers_ci": iv.half_width,
+                "sojourn_time": iv.mean / lam,
+                "sojourn_time_ci": iv.half_width / lam,
+                "difference": np.nan,
+                "difference_ci": np.nan,
+                "p": np.nan,
+            }
+            if policy != "lqfs-lb" and len(base):
+                reps = own.index.intersection(base.index)
+                d = (own[reps] - base[reps]).to_numpy(float)
+                iv_d = mean_interval(d, confidence=confidence)
+                row["difference"], row["difference_ci"] = iv_d.mean, iv_d.half_width
+                row["p"] = mean_estimate(d).p_value()
+            example_rows.append(row)
+        ps = [row["p"] for row in example_rows if not np.isnan(row["p"])]
+        adjusted = iter(holm(ps)) if ps else iter(())
+        for row in example_rows:
+            p = row.pop("p")
+            row["p_holm"] = float(next(adjusted)) if not np.isnan(p) else np.nan
+        rows.extend(example_rows)
+    return pd.DataFrame(rows)

@@ -29,10 +29,12 @@ from .tree import adjacency
 __all__ = [
     "EXAMPLE_COLORS",
     "PAPER",
+    "POLICY_STYLE",
     "boundary_figure",
     "deviation_figure",
     "fluid_figure",
     "fluid_limit_figure",
+    "lap_figure",
     "time_average_figure",
     "tree_figure",
 ]
@@ -785,5 +787,129 @@ def fluid_limit_figure(table: pd.DataFrame, slopes: pd.DataFrame) -> tuple[Figur
         + "; ".join(notes)
         + "."
         + err
+    )
+    return fig, caption
+
+
+# -- what to do instead -------------------------------------------------------------------------
+#: Colour and label of each discipline in the what-to-do-instead figure.
+POLICY_STYLE = {
+    "lqfs-lb": (PALETTE[1], "LQFS-LB"),
+    "lap": (PALETTE[0], "LAP"),
+    "static": (PALETTE[2], "static routing"),
+}
+
+
+@styled
+def lap_figure(
+    averages: pd.DataFrame, verdicts: pd.DataFrame, ou: pd.DataFrame, price: pd.DataFrame
+) -> tuple[Figure, str]:
+    """LQFS-LB, LAP and static routing side by side: one row per example.
+
+    Left: the stationary time-averaged |diffusion-scaled deviation| against r (log-log) per
+    discipline with its t intervals, the top-decade slope and verdict in the legend, and LAP's
+    OU prediction E|Y|, Y ~ N(0, Sigma), dashed. Right: the price of stability, customers per
+    unit r at the largest common r per discipline (bars: the fluid equilibrium; markers with
+    intervals: simulated), sojourn time by Little's law in the labels.
+
+    ``averages``, ``verdicts``: :func:`.experiments.lap_time_averages`; ``ou``:
+    :func:`.experiments.lap_ou_table`; ``price``: :func:`.experiments.price_of_stability`.
+    """
+    _require(
+        averages, ["example", "policy", "r", "mean_norm", "mean_norm_ci", "stationary"], "averages"
+    )
+    _require(
+        verdicts, ["example", "policy", "slope", "slope_low", "slope_high", "verdict"], "verdicts"
+    )
+    _require(ou, ["example", "r", "quantity", "predicted"], "ou")
+    _require(
+        price,
+        ["example", "policy", "r", "equilibrium", "customers", "customers_ci", "sojourn_time"],
+        "price",
+    )
+    names = list(dict.fromkeys(averages["example"]))
+    fig, axes = new_figure(
+        len(names),
+        2,
+        figsize=(10.5, 3.9 * len(names)),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [1.7, 1.0]},
+    )
+    conf = float(verdicts["confidence"].iloc[0]) if "confidence" in verdicts else 0.95
+    notes = []
+    for row, name in enumerate(names):
+        ax, bx = axes[row]
+        title = _title(name)
+        for policy, (color, label) in POLICY_STYLE.items():
+            df = averages[(averages["example"] == name) & (averages["policy"] == policy)]
+            if not len(df):
+                continue
+            df = df.sort_values("r")
+            r = df["r"].to_numpy(float)
+            ok = df["stationary"].astype(bool).to_numpy()
+            v = verdicts[(verdicts["example"] == name) & (verdicts["policy"] == policy)]
+            text = label
+            if len(v) and np.isfinite(float(v["slope"].iloc[0])):
+                v = v.iloc[0]
+                low, high = float(v["slope_low"]), float(v["slope_high"])
+                slope = f"slope {_num(float(v['slope']))} {_interval(low, high)}"
+                text = f"{label}: {slope}, {v['verdict']}"
+                notes.append(f"{title} {label} {slope}")
+            y = df["mean_norm"].to_numpy(float)
+            ci = np.nan_to_num(df["mean_norm_ci"].to_numpy(float))
+            for mask, face, lab in ((ok, color, text), (~ok, "white", None)):
+                if mask.any():
+                    _scale_points(ax, r[mask], y[mask], ci[mask], color, lab, face=face)
+            ax.loglog(r, y, color=color, lw=0.8, alpha=0.5)
+        level = ou[(ou["example"] == name) & (ou["quantity"] == "mean_norm")]
+        if len(level):
+            ax.axhline(
+                float(level["predicted"].iloc[0]),
+                color=POLICY_STYLE["lap"][0],
+                ls="--",
+                lw=1.0,
+                label=f"LAP's OU limit E|Y| = {float(level['predicted'].iloc[0]):.3g}",
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("scale r")
+        ax.set_ylabel("time average of " + _DEV_LABEL)
+        ax.set_title(f"{title}: diffusion-scaled deviation", fontsize=10)
+        ax.legend(loc="upper left", fontsize=7)
+        pr = price[price["example"] == name]
+        labels, ys = [], []
+        for k, (policy, (color, label)) in enumerate(POLICY_STYLE.items()):
+            p = pr[pr["policy"] == policy]
+            if not len(p):
+                continue
+            p = p.iloc[0]
+            bx.bar(k, float(p["equilibrium"]), color=lighten(color), edgecolor=color, width=0.6)
+            bx.errorbar(
+                k, float(p["customers"]), yerr=float(p["customers_ci"]), color=color,
+                marker="o", ms=5, capsize=3,
+            )  # fmt: skip
+            labels.append(f"{label}\nW = {float(p['sojourn_time']):.3g}")
+            ys.append(k)
+        bx.set_xticks(ys, labels, fontsize=8)
+        bx.set_ylabel("customers per unit r, sum X_i / r")
+        r_top = float(pr["r"].iloc[0]) if len(pr) else float("nan")
+        bx.set_title(f"price of stability at r = {_r_plain(r_top)}", fontsize=10)
+    reps = int(averages["replications"].max()) if "replications" in averages else None
+    caption = (
+        "Ours: what to do instead of LQFS-LB. Left: the stationary time average of the "
+        "diffusion-scaled deviation |X^r − r x*|/√r of each discipline from its own fluid "
+        "equilibrium x*, against r (log-log), LQFS-LB (the paper's discipline), Leaf Activity "
+        "Priority (LAP, Stolyar & Yudovina (2012)) and static routing in proportion to the "
+        "SPP's flows, on common random numbers"
+        + (f"; mean of {reps} replications" if reps else "")
+        + f" with {conf:.0%} t intervals, open markers where the stationarity test flags the "
+        "window. Legend: the slope over the top decade with its interval and the verdict "
+        "('tight': contains 0 not 1/2; 'escaping': contains 1/2 not 0). Dashed: E|Y| under "
+        "the stationary law N(0, Σ) of LAP's Ornstein–Uhlenbeck limit, A Σ + Σ Aᵀ + 2 diag λ "
+        "= 0. Right: customers per unit r (bars: the fluid equilibrium; markers: simulated, "
+        "with intervals) and the mean sojourn time W by Little's law (time units of 1/μ). "
+        + "Slopes: "
+        + "; ".join(notes)
+        + "."
     )
     return fig, caption

@@ -436,6 +436,91 @@ def _integrate(
         out_q[k] = q
 
 
+@njit(cache=True)
+def _lap_step(ei, ej, mu, lam, beta, h, priority, psi, q, bhat, correctors):  # pragma: no cover
+    """One LAP time step (docs/serverpools.md, "LAP's fluid model"): trapezoidal departures
+    as in :func:`_step`, then the admissions b_e >= 0 allocated greedily along the global
+    priority order ``priority`` (edge indices, highest first): edge e = (i, j) admits
+    ``min(room_j, avail_i)`` of what is left, so every class fills its pools in its priority
+    order and every pool takes its classes in its priority order. Updates psi, q, bhat."""
+    n_i = lam.size
+    n_j = beta.size
+    k_e = ei.size
+    kept = np.empty(k_e)
+    room0 = beta.copy()
+    for e in range(k_e):
+        c = (1.0 - 0.5 * h * mu[e]) / (1.0 + 0.5 * h * mu[e])
+        kept[e] = c * psi[e]
+        room0[ej[e]] -= kept[e]
+    avail = np.empty(n_i)
+    room = np.empty(n_j)
+    b = np.zeros(k_e)
+    for _ in range(1 + correctors):
+        for i in range(n_i):
+            avail[i] = q[i] + lam[i] * h
+        for e in range(k_e):
+            avail[ei[e]] -= 0.5 * h * mu[e] * bhat[e]
+        for i in range(n_i):
+            if avail[i] < 0.0:
+                avail[i] = 0.0
+        for j in range(n_j):
+            room[j] = room0[j] if room0[j] > 0.0 else 0.0
+        for k in range(k_e):
+            e = priority[k]
+            take = avail[ei[e]] if avail[ei[e]] < room[ej[e]] else room[ej[e]]
+            b[e] = take
+            avail[ei[e]] -= take
+            room[ej[e]] -= take
+        for e in range(k_e):
+            bhat[e] = b[e]
+    for e in range(k_e):
+        psi[e] = kept[e] + b[e]
+    for i in range(n_i):
+        q[i] = avail[i]
+
+
+@njit(cache=True, nogil=True)  # nogil: a signal can end a long integration (signals.py)
+def _lap_integrate(
+    ei, ej, mu, lam, beta, h, n_sub, n_out, priority, psi0, q0, correctors, out_psi, out_q
+):  # pragma: no cover - compiled
+    psi = psi0.copy()
+    q = q0.copy()
+    bhat = np.empty(psi.size)
+    for e in range(psi.size):  # predictor: the admissions that keep psi_e constant
+        bhat[e] = psi[e] * h * mu[e] / (1.0 + 0.5 * h * mu[e])
+    out_psi[0] = psi
+    out_q[0] = q
+    for k in range(1, n_out):
+        for _ in range(n_sub):
+            _lap_step(ei, ej, mu, lam, beta, h, priority, psi, q, bhat, correctors)
+        out_psi[k] = psi
+        out_q[k] = q
+
+
+def _lap_network(solution: SPPSolution, scale: float, root_pool) -> tuple[_Network, Any]:
+    """The basic tree in the order of ``solution.basic`` (sizes divided by ``scale``) and the
+    LAP equilibrium (:func:`~.lap.lap_equilibrium`) at ``root_pool`` (None: the default root
+    of :func:`~.lap.analyze_lap`)."""
+    from .lap import analyze_lap
+
+    system = solution.system
+    edges = solution.basic
+    network = _Network(
+        np.ascontiguousarray(edges[:, 0], dtype=np.int64),
+        np.ascontiguousarray(edges[:, 1], dtype=np.int64),
+        np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]]),
+        np.ascontiguousarray(system.arrival_rates / scale, dtype=float),
+        np.ascontiguousarray(system.pool_sizes / scale, dtype=float),
+    )
+    return network, analyze_lap(solution, root_pool).equilibrium
+
+
+def _policy(policy: Any) -> str:
+    if policy not in ("lqfs-lb", "lap"):
+        raise ArgumentError("policy", f"policy must be lqfs-lb or lap, got {policy!r:.20}")
+    return policy
+
+
 # -- public API ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FluidTrajectory:
@@ -509,11 +594,12 @@ def _edge_vector(solution: SPPSolution, value, name: str) -> np.ndarray:
     )
 
 
-def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: float):
+def _initial_state(solution: SPPSolution, perturbation, queues, queue_level: float, occupancy=None):
     system = solution.system
     n_i = system.n_classes
     edges = solution.basic
-    psi_star = solution.occupancy[edges[:, 0], edges[:, 1]]
+    occupancy = solution.occupancy if occupancy is None else occupancy
+    psi_star = occupancy[edges[:, 0], edges[:, 1]]
     psi0 = psi_star + _edge_vector(solution, perturbation, "perturbation")
     if queues is None:
         q0 = np.full(n_i, float(queue_level))
@@ -561,8 +647,11 @@ def fluid_trajectory(
     queue_level: float = 0.0,
     max_step: float | None = None,
     correctors: int = 1,
+    policy: str = "lqfs-lb",
+    root_pool: int | None = None,
 ) -> FluidTrajectory:
-    """Integrate the LQFS-LB fluid model from ``psi* + perturbation`` (module docstring).
+    """Integrate the LQFS-LB (or LAP) fluid model from ``psi* + perturbation`` (module
+    docstring).
 
     Parameters
     ----------
@@ -588,6 +677,11 @@ def fluid_trajectory(
     correctors:
         Extra passes of the admission problem per step refining the trapezoidal mass term
         (0 keeps a one-step-old predictor; 1 is plenty).
+    policy, root_pool:
+        ``"lqfs-lb"`` (default) or ``"lap"``: Leaf Activity Priority rooted at ``root_pool``
+        (0-based; default :func:`~.lap.analyze_lap`'s choice), whose admissions are
+        allocated greedily in the priority order (:func:`_lap_step`); psi* and x* are then
+        LAP's equilibrium (:func:`~.lap.lap_equilibrium`), and the deviation is from it.
 
     Examples
     --------
@@ -609,14 +703,20 @@ def fluid_trajectory(
     n_points = integer("n_points", n_points, 2, FLUID_MAX_POINTS)
     correctors = integer("correctors", correctors, 0, 100)
     queue_level = _queue_level(queue_level)
+    policy = _policy(policy)
     h_max = _default_step(solution) if max_step is None else time_length("max_step", max_step)
     system = solution.system
     scale = fluid_units(solution)[0]  # sizes enter the kernels in units of s (exact: 2^k)
-    network, tree = _kernel_tree(solution, scale)
+    if policy == "lap":
+        network, equilibrium = _lap_network(solution, scale, root_pool)
+        occupancy, x_star = equilibrium.occupancy, equilibrium.class_totals
+    else:
+        network, tree = _kernel_tree(solution, scale)
+        occupancy, x_star = None, None
     mu = network.mu
     if h_max * mu.max() >= 2.0:
         raise ValueError("max_step * max(mu) must be < 2 (trapezoidal departures stay >= 0)")
-    psi0, q0 = _initial_state(solution, perturbation, queues, queue_level)
+    psi0, q0 = _initial_state(solution, perturbation, queues, queue_level, occupancy)
     spacing = t_end / (n_points - 1)
     ratio = spacing / h_max  # may be inf: compared before any conversion to int
     n_sub = max(1, math.ceil(ratio - 1e-9)) if ratio < FLUID_MAX_STEPS else FLUID_MAX_STEPS + 1
@@ -631,12 +731,17 @@ def fluid_trajectory(
     h = spacing / n_sub
     out_psi = np.empty((n_points, mu.size))
     out_q = np.empty((n_points, system.n_classes))
-    _integrate(
-        *network, h, n_sub, n_points, *tree, psi0 / scale, q0 / scale, correctors, out_psi, out_q
-    )
+    if policy == "lap":
+        order = equilibrium.priorities
+        args = (h, n_sub, n_points, order, psi0 / scale, q0 / scale, correctors)
+        _lap_integrate(*network, *args, out_psi, out_q)
+    else:
+        args = (h, n_sub, n_points, *tree, psi0 / scale, q0 / scale, correctors)
+        _integrate(*network, *args, out_psi, out_q)
     out_psi *= scale
     out_q *= scale
-    return _trajectory(solution, np.linspace(0.0, t_end, n_points), out_psi, out_q, h, queue_level)
+    times = np.linspace(0.0, t_end, n_points)
+    return _trajectory(solution, times, out_psi, out_q, h, queue_level, x_star)
 
 
 def _queue_level(value: Any) -> float:
@@ -652,13 +757,14 @@ def _queue_level(value: Any) -> float:
     return value
 
 
-def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTrajectory:
+def _trajectory(solution, times, out_psi, out_q, h, queue_level, x_star=None) -> FluidTrajectory:
     system = solution.system
     edges = solution.basic
     psi = np.zeros((len(times), system.n_classes, system.n_pools))
     psi[:, edges[:, 0], edges[:, 1]] = out_psi
     totals = psi.sum(axis=2) + out_q
-    x_star = solution.class_occupancy + float(queue_level)
+    x_star = solution.class_occupancy if x_star is None else x_star
+    x_star = x_star + float(queue_level)
     deviation = totals - x_star
     return FluidTrajectory(
         times=times,
@@ -673,15 +779,28 @@ def _trajectory(solution, times, out_psi, out_q, h, queue_level) -> FluidTraject
     )
 
 
-def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int = 3):
+def fluid_step(
+    solution: SPPSolution,
+    psi,
+    queues,
+    h: float,
+    *,
+    correctors: int = 3,
+    policy: str = "lqfs-lb",
+    root_pool: int | None = None,
+):
     """One step of the integrator from (psi, queues); returns ``(psi', queues')``.
 
     ``psi``: shape ``(I, J)`` (zero off the basic tree), ``queues``: ``(I,)``, per unit r;
     ``0 < h < 2 / max mu``. Sizes enter the kernel in the size unit of :func:`fluid_units`.
+    ``policy``, ``root_pool``: as in :func:`fluid_trajectory`.
     """
     system = solution.system
     scale = fluid_units(solution)[0]
-    network, tree = _kernel_tree(solution, scale)
+    if _policy(policy) == "lap":
+        network, equilibrium = _lap_network(solution, scale, root_pool)
+    else:
+        network, tree = _kernel_tree(solution, scale)
     mu = network.mu
     h = time_length("h", h)
     if not h * mu.max() < 2.0:
@@ -690,13 +809,24 @@ def fluid_step(solution: SPPSolution, psi, queues, h: float, *, correctors: int 
     psi_e = _edge_vector(solution, psi, "psi") / scale
     q = np.array(queues, dtype=float).reshape(system.n_classes) / scale
     bhat = psi_e * h * mu / (1.0 + 0.5 * h * mu)
-    _step(*network, h, *tree, psi_e, q, bhat, correctors)
+    if policy == "lap":
+        _lap_step(*network, h, equilibrium.priorities, psi_e, q, bhat, correctors)
+    else:
+        _step(*network, h, *tree, psi_e, q, bhat, correctors)
     out = np.zeros((system.n_classes, system.n_pools))
     out[network.ei, network.ej] = psi_e * scale
     return out, q * scale
 
 
-def fluid_velocity(solution: SPPSolution, psi, queues=None, *, h: float | None = None):
+def fluid_velocity(
+    solution: SPPSolution,
+    psi,
+    queues=None,
+    *,
+    h: float | None = None,
+    policy: str = "lqfs-lb",
+    root_pool: int | None = None,
+):
     """The fluid-model velocity ``(psi', q')`` at a state, as ``(step(h) - state) / h``.
 
     For small h this is the LQFS-LB vector field, with the sliding-mode (Filippov) selection
@@ -704,13 +834,14 @@ def fluid_velocity(solution: SPPSolution, psi, queues=None, *, h: float | None =
     the manifold, so finite differences of its class totals around psi* reproduce A_u. The
     error is O(h) (about 1e-6 |A_u|^2 |state - psi*| at the default) plus rounding
     eps_mach / h. The default h is 1e-6 / u (u: the rate unit of :func:`fluid_units`), so it
-    follows the data's time scale.
+    follows the data's time scale. ``policy="lap"``: LAP's vector field (``root_pool`` as in
+    :func:`fluid_trajectory`).
     """
     system = solution.system
     if h is None:
         h = _VELOCITY_STEP / fluid_units(solution)[1]
     q = np.zeros(system.n_classes) if queues is None else np.asarray(queues, dtype=float)
-    new_psi, new_q = fluid_step(solution, psi, q, h)
+    new_psi, new_q = fluid_step(solution, psi, q, h, policy=policy, root_pool=root_pool)
     return (new_psi - np.asarray(psi, dtype=float)) / h, (new_q - q) / h
 
 

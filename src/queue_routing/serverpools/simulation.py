@@ -60,6 +60,7 @@ from .model import SPPSolution
 from .tree import grouped_edges
 
 __all__ = [
+    "POLICIES",
     "SIMULATE_KEY",
     "STREAMS",
     "SimulationRun",
@@ -79,6 +80,11 @@ STREAMS = ("clock", "events", "ties")
 
 # counters[...] slots filled by the kernel
 _EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED = 0, 1, 2, 3, 4
+
+#: The disciplines the kernel runs (``policy`` of :func:`simulate`): LQFS-LB (the paper's),
+#: Leaf Activity Priority (:mod:`.lap`) and static routing in proportion to the SPP's flows.
+POLICIES = ("lqfs-lb", "lap", "static")
+_LQFS_LB, _LAP, _STATIC = 0, 1, 2
 
 
 @njit(cache=True)
@@ -114,16 +120,41 @@ def invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges):  # pr
     return bad
 
 
+@njit(cache=True)
+def _static_violations(z, qe, busy, n_servers, pool_ptr, pool_edges):  # pragma: no cover
+    """Broken invariants of static routing in a state (compiled; the debug mode's check):
+    one per negative ``z_e`` or per-activity queue ``qe_e`` and per pool with an idle server
+    while a customer routed to it waits. Arrays ``int64``, per basic edge or per pool."""
+    bad = 0
+    for e in range(z.size):
+        if z[e] < 0 or qe[e] < 0:
+            bad += 1
+    for j in range(n_servers.size):
+        waiting = False
+        for k in range(pool_ptr[j], pool_ptr[j + 1]):
+            if qe[pool_edges[k]] > 0:
+                waiting = True
+        if (waiting and busy[j] < n_servers[j]) or busy[j] > n_servers[j]:
+            bad += 1
+    return bad
+
+
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
-def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
+def _kernel(states, network, z, q, qe, run, out):  # pragma: no cover - compiled
     """One run of the Gillespie simulation (module docstring); fills the output arrays.
 
     ``network``: the r-th system on its basic tree (:class:`_Network`); ``z``, ``q``: the
-    start (:func:`initial_state`), updated in place to the state at ``t_end``; ``run``:
-    ``(target, inv_sqrt_r, t_end, record_every, warmup, check)``, the centring r x*, 1 /
-    sqrt(r), the end, the recording step, the warm-up and whether to check the invariants
-    after every event; ``out``: the output arrays (:class:`_Outputs`), zeroed but
+    start (:func:`initial_state`), updated in place to the state at ``t_end``; ``qe``: the
+    queue of each activity (static routing only; else unused); ``run``:
+    ``(target, inv_sqrt_r, t_end, record_every, warmup, check, policy)``, the centring r x*,
+    1 / sqrt(r), the end, the recording step, the warm-up, whether to check the invariants
+    after every event and the discipline (:data:`POLICIES` index: 0 LQFS-LB, 1 LAP, 2 static
+    routing); ``out``: the output arrays (:class:`_Outputs`), zeroed but
     ``counters[_FIRST_BAD] = -1``.
+
+    LAP reads its priorities from the network: the edges of each class and of each pool are
+    listed highest priority first. Static routing draws its routing and its choice of the
+    waiting customer from ``ties`` (``network.route``: the routing probability of each edge).
 
     ``acc_batch`` (shape ``(B,)``, ``B >= 0``) receives the integral of |deviation| over each
     of B equal consecutive batches of ``[warmup, t_end]`` (batch means for the stationarity
@@ -136,8 +167,8 @@ def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
     unless it reaches ``t_end``, its event from ``events``; the reservoir sampling of ties
     draws from ``ties``, so ties never shift the other two streams.
     """
-    lam_r, n_servers, ei, ej, mu, class_ptr, class_edges, pool_ptr, pool_edges = network
-    target, inv_sqrt_r, t_end, record_every, warmup, check = run
+    lam_r, n_servers, ei, ej, mu, class_ptr, class_edges, pool_ptr, pool_edges, route = network
+    target, inv_sqrt_r, t_end, record_every, warmup, check, policy = run
     out_dev, acc_mean, acc_outer, acc_norm, acc_batch, counters, arrivals, departures = out
     clock = states[0].copy()
     pick = states[1].copy()
@@ -164,7 +195,10 @@ def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
     events = 0
     ties = 0
     if check:
-        bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+        if policy == _STATIC:
+            bad = _static_violations(z, qe, busy, n_servers, pool_ptr, pool_edges)
+        else:
+            bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
         if bad > 0:
             counters[_VIOLATIONS] += bad
             counters[_FIRST_BAD] = 0
@@ -212,7 +246,107 @@ def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
         t = t_new
         events += 1
         u = next_uniform(pick) * total_rate
-        if u < arr_rate:
+        if policy != _LQFS_LB and u < arr_rate:
+            # -- arrival under LAP (first pool of S(i) in priority order with an idle server)
+            # or static routing (a pool drawn with probability flow_ij / lambda_i)
+            cls = n_i - 1
+            for i in range(n_i):
+                if u < lam_r[i]:
+                    cls = i
+                    break
+                u -= lam_r[i]
+            arrivals[cls] += 1
+            x[cls] += 1
+            best = -1
+            if policy == _LAP:
+                for k in range(class_ptr[cls], class_ptr[cls + 1]):
+                    e = class_edges[k]
+                    if busy[ej[e]] < n_servers[ej[e]]:
+                        best = e
+                        break
+                if best >= 0:
+                    z[best] += 1
+                    busy[ej[best]] += 1
+                    dep_rate += mu[best]
+                if check:  # no idle server of a higher-priority activity passed over
+                    for k in range(class_ptr[cls], class_ptr[cls + 1]):
+                        e = class_edges[k]
+                        if e == best:
+                            break
+                        if busy[ej[e]] < n_servers[ej[e]]:
+                            counters[_VIOLATIONS] += 1
+                if best < 0:
+                    q[cls] += 1
+                    counters[_QUEUED] += 1
+            else:
+                v = next_uniform(tie)
+                last_e = class_edges[class_ptr[cls + 1] - 1]
+                best = last_e
+                for k in range(class_ptr[cls], class_ptr[cls + 1]):
+                    e = class_edges[k]
+                    if v < route[e]:
+                        best = e
+                        break
+                    v -= route[e]
+                if busy[ej[best]] < n_servers[ej[best]]:
+                    z[best] += 1
+                    busy[ej[best]] += 1
+                    dep_rate += mu[best]
+                else:
+                    qe[best] += 1
+                    q[cls] += 1
+                    counters[_QUEUED] += 1
+        elif policy != _LQFS_LB:
+            # -- service completion; LAP: the first class of C(j) in priority order with a
+            # queue; static: a uniformly drawn customer among those routed to pool j
+            u -= arr_rate
+            done = -1
+            for e in range(n_e):
+                r_e = mu[e] * z[e]
+                if u < r_e:
+                    done = e
+                    break
+                u -= r_e
+            if done < 0:  # rounding at the top of the range: the last busy edge
+                for e in range(n_e - 1, -1, -1):
+                    if z[e] > 0:
+                        done = e
+                        break
+            cls = ei[done]
+            j = ej[done]
+            departures[cls] += 1
+            x[cls] -= 1
+            z[done] -= 1
+            busy[j] -= 1
+            dep_rate -= mu[done]
+            best = -1
+            if policy == _LAP:
+                for k in range(pool_ptr[j], pool_ptr[j + 1]):
+                    e = pool_edges[k]
+                    if q[ei[e]] > 0:
+                        best = e
+                        break
+                if best >= 0:
+                    q[ei[best]] -= 1
+            else:
+                waiting = 0
+                for k in range(pool_ptr[j], pool_ptr[j + 1]):
+                    waiting += qe[pool_edges[k]]
+                if waiting > 0:
+                    ticket = int(next_uniform(tie) * waiting)
+                    for k in range(pool_ptr[j], pool_ptr[j + 1]):
+                        e = pool_edges[k]
+                        best = e
+                        if ticket < qe[e]:
+                            break
+                        ticket -= qe[e]
+                    qe[best] -= 1
+                    q[ei[best]] -= 1
+            if best >= 0:
+                z[best] += 1
+                busy[j] += 1
+                dep_rate += mu[best]
+        elif u < arr_rate:
             # -- arrival of class i: least-loaded pool of S(i) with an idle server --------
             cls = n_i - 1
             for i in range(n_i):
@@ -298,7 +432,10 @@ def _kernel(states, network, z, q, run, out):  # pragma: no cover - compiled
             for e in range(n_e):
                 dep_rate += mu[e] * z[e]
         if check:
-            bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
+            if policy == _STATIC:
+                bad = _static_violations(z, qe, busy, n_servers, pool_ptr, pool_edges)
+            else:
+                bad = invariant_violations(z, q, busy, n_servers, ei, pool_ptr, pool_edges)
             if bad > 0:
                 if counters[_VIOLATIONS] == 0:
                     counters[_FIRST_BAD] = events
@@ -314,7 +451,9 @@ class _Network(NamedTuple):
     """The r-th system on its basic tree as the kernel takes it (``int64`` and ``float64``
     arrays): ``lam_r`` the arrival rates r lambda_i (customers per unit time), ``n_servers``
     N_j, ``ei, ej, mu`` the class, pool and service rate of each basic activity, and the
-    activities of each class and of each pool (:func:`~.tree.grouped_edges`)."""
+    activities of each class and of each pool (:func:`~.tree.grouped_edges`; under LAP each
+    group highest priority first), and ``route`` the static routing probability
+    flow_ij / lambda_i of each activity."""
 
     lam_r: np.ndarray
     n_servers: np.ndarray
@@ -325,20 +464,38 @@ class _Network(NamedTuple):
     class_edges: np.ndarray
     pool_ptr: np.ndarray
     pool_edges: np.ndarray
+    route: np.ndarray
 
 
-def _network(solution: SPPSolution, r: float, n_servers: np.ndarray) -> _Network:
-    """The :class:`_Network` of ``solution``'s system at scale ``r`` with ``n_servers``."""
+def _by_priority(ends: np.ndarray, n_nodes: int, rank: np.ndarray):
+    """:func:`~.tree.grouped_edges` with each group sorted by ``rank`` (0 = highest)."""
+    ptr, _ = grouped_edges(ends, n_nodes)
+    return ptr, np.lexsort((rank, ends)).astype(np.int64)
+
+
+def _network(solution: SPPSolution, r: float, n_servers: np.ndarray, priorities=None) -> _Network:
+    """The :class:`_Network` of ``solution``'s system at scale ``r`` with ``n_servers``;
+    ``priorities`` (LAP: edge indices, highest first) orders each class's and pool's edges."""
     system = solution.system
     edges = np.ascontiguousarray(solution.basic, dtype=np.int64)
+    if priorities is None:
+        classes = grouped_edges(edges[:, 0], system.n_classes)
+        pools = grouped_edges(edges[:, 1], system.n_pools)
+    else:
+        rank = np.empty(len(edges), dtype=np.int64)
+        rank[np.asarray(priorities)] = np.arange(len(edges))
+        classes = _by_priority(edges[:, 0], system.n_classes, rank)
+        pools = _by_priority(edges[:, 1], system.n_pools, rank)
+    flows = solution.flows[edges[:, 0], edges[:, 1]]
     return _Network(
         np.ascontiguousarray(r * system.arrival_rates, dtype=float),
         n_servers,
         np.ascontiguousarray(edges[:, 0]),
         np.ascontiguousarray(edges[:, 1]),
         np.ascontiguousarray(system.rates[edges[:, 0], edges[:, 1]], dtype=float),
-        *grouped_edges(edges[:, 0], system.n_classes),
-        *grouped_edges(edges[:, 1], system.n_pools),
+        *classes,
+        *pools,
+        np.ascontiguousarray(flows / system.arrival_rates[edges[:, 0]], dtype=float),
     )
 
 
@@ -430,7 +587,10 @@ class SimulationRun:
     ties:
         Random tie-breaks drawn.
     queued:
-        Arrivals that found no idle server in S(i) and joined the queue.
+        Arrivals that found no idle server in S(i) and joined the queue (static routing: no
+        idle server in the pool drawn).
+    policy, root_pool:
+        The discipline (:data:`POLICIES`) and, under LAP, its root pool (0-based; else -1).
     """
 
     r: float
@@ -461,6 +621,8 @@ class SimulationRun:
     ties: int
     queued: int
     solution: SPPSolution = field(repr=False, compare=False)
+    policy: str = "lqfs-lb"
+    root_pool: int = -1
 
     @property
     def t_end(self) -> float:
@@ -592,8 +754,10 @@ def simulate(
     initial_queues=None,
     check: bool = False,
     batches: int = 0,
+    policy: str = "lqfs-lb",
+    root_pool: int | None = None,
 ) -> SimulationRun:
-    """Simulate the r-th system under LQFS-LB on [0, warmup + horizon] (module docstring).
+    """Simulate the r-th system under ``policy`` on [0, warmup + horizon] (module docstring).
 
     Parameters
     ----------
@@ -622,6 +786,17 @@ def simulate(
         Number B >= 0 of equal consecutive batches of the window whose time averages
         of |deviation| are recorded (``batch_mean_norm``; the stationarity test of
         :mod:`.stationarity`); 0: none.
+    policy:
+        ``"lqfs-lb"`` (default), ``"lap"`` (Leaf Activity Priority, :mod:`.lap`, rooted at
+        ``root_pool``, 0-based, default :func:`~.lap.analyze_lap`'s choice; started at and
+        centred on its own equilibrium, :func:`~.lap.lap_equilibrium`, unless
+        ``initial_psi`` is given) or ``"static"`` (each arrival of class i routed to pool j
+        with probability flow_ij / lambda_i of the SPP; it takes an idle server there or
+        waits in that pool's line, from which a freed server takes a uniformly drawn
+        customer: random order of service; centred on psi*, its fluid equilibrium). All three
+        draw their holding times and events from the same ``clock`` and ``events`` streams
+        (common random numbers); LAP draws nothing else, static routing its routing and
+        service-order choices from ``ties``.
 
     Examples
     --------
@@ -655,6 +830,19 @@ def simulate(
         )
     system = solution.system
     n_i, n_j = system.n_classes, system.n_pools
+    if policy not in POLICIES:
+        raise ArgumentError(
+            "policy", f"policy must be one of {', '.join(POLICIES)}, got {policy!r}"
+        )
+    centre, priorities = solution.class_occupancy, None
+    if policy == "lap":
+        from .lap import analyze_lap
+
+        equilibrium = analyze_lap(solution, root_pool).equilibrium
+        root_pool, priorities = equilibrium.root_pool, equilibrium.priorities
+        centre = equilibrium.class_totals
+        if initial_psi is None:
+            initial_psi = equilibrium.occupancy
     z, q, n_servers = initial_state(
         solution,
         r,
@@ -662,15 +850,21 @@ def simulate(
         initial_queues=initial_queues,
         queue_level=queue_level,
     )
-    network = _network(solution, r, n_servers)
-    target = r * (solution.class_occupancy + float(queue_level))
+    network = _network(solution, r, n_servers, priorities)
+    qe = np.zeros(len(z), dtype=np.int64)
+    if policy == "static":  # a class's waiting customers in the line of its main pool
+        for i in np.flatnonzero(q):
+            own = np.flatnonzero(network.ei == i)
+            qe[own[np.argmax(network.route[own])]] = q[i]
+    target = r * (centre + float(queue_level))
     n_rec = int(np.floor(t_end / record_every * (1 + 1e-12))) + 1
     out = _outputs(n_rec, n_i, batches)
     x0 = np.bincount(network.ei, weights=z, minlength=n_i).astype(np.int64) + q
     states = replication_states(seed, keys)
     run = (target, 1.0 / np.sqrt(r), t_end, record_every, warmup, bool(check))
+    run = (*run, POLICIES.index(policy))
     start = time.perf_counter()
-    _kernel(states, network, z, q, run, out)
+    _kernel(states, network, z, q, qe, run, out)
     wall = time.perf_counter() - start
     span = t_end - warmup
     mean = out.mean / span
@@ -713,4 +907,6 @@ def simulate(
         ties=int(counters[_TIES]),
         queued=int(counters[_QUEUED]),
         solution=solution,
+        policy=policy,
+        root_pool=-1 if root_pool is None else int(root_pool),
     )

@@ -281,6 +281,20 @@ def _sp_stochastic_mb(config: Config, w: Wildcards) -> float:
     return cost.serverpools_trace_mb(length, record_every, reps)
 
 
+def _sp_lap_seconds(config: Config, w: Wildcards) -> float:
+    """All replications of one discipline at one scale (the what-to-do-instead study)."""
+    lap = config["serverpools"]["lap"]
+    length = cost.serverpools_policy_run_length(
+        w["example"],
+        w["policy"],
+        int(w["r"]),
+        horizon=lap["horizon"],
+        warmup_margin=config["serverpools"]["stochastic"]["warmup_margin"],
+    )
+    rate = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[w["example"]]
+    return cost.serverpools_simulation_seconds(int(w["r"]), rate, length, lap["replications"])
+
+
 def _sp_covariance_unit(config: Config) -> float:
     """One replication of the stable example: warm-up plus horizon."""
     c = config["serverpools"]["covariance"]
@@ -369,6 +383,7 @@ _SECONDS: dict[str, Callable[[Config, Wildcards], float]] = {
     "serverpools_stochastic": _sp_stochastic_seconds,
     "serverpools_covariance": _sp_covariance_seconds,
     "serverpools_fluid_limit": _sp_fluid_limit_seconds,
+    "serverpools_lap": _sp_lap_seconds,
 }
 _MB: dict[str, Callable[[Config, Wildcards], float]] = {
     "serverpools_search": _sp_search_mb,

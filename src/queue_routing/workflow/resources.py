@@ -81,6 +81,7 @@ __all__ = [
     "MULTISKILL_SECONDS_PER_STEP",
     "SERVERPOOLS_FLUID_LIMIT_MB_PER_POINT",
     "SERVERPOOLS_GROWTH_RATES",
+    "SERVERPOOLS_POLICY_GROWTH_RATES",
     "SERVERPOOLS_SECONDS_PER_EVENT",
     "SERVERPOOLS_SECONDS_PER_SAMPLE",
     "SERVERPOOLS_TOTAL_ARRIVAL_RATES",
@@ -101,6 +102,7 @@ __all__ = [
     "runtime_minutes",
     "serverpools_events",
     "serverpools_fluid_limit_mb",
+    "serverpools_policy_run_length",
     "serverpools_run_length",
     "serverpools_search_mb",
     "serverpools_search_seconds",
@@ -172,6 +174,18 @@ SERVERPOOLS_GROWTH_RATES = {
     "stable": -1.0000000000000002,
     "unstable": 0.23574485302162584,
     "large_cycle": 0.4192559077406969,
+}
+#: Part C: the leading real part of the linearised fluid drift of Leaf Activity Priority (at
+#: its default root) and of static routing (-min mu_ij on the basic tree) of each example,
+#: per unit time (:func:`queue_routing.serverpools.experiments.policy_warmup`; tests/test_lap.py
+#: checks them): they set the derived warm-up of those runs.
+SERVERPOOLS_POLICY_GROWTH_RATES = {
+    ("stable", "lap"): -1.0,
+    ("stable", "static"): -0.5,
+    ("unstable", "lap"): -6.0,
+    ("unstable", "static"): -0.12,
+    ("large_cycle", "lap"): -3.8,
+    ("large_cycle", "static"): -0.087,
 }
 #: Part C: memory (MB) of one recorded point of one replication's trace (a heuristic, not a
 #: measurement): a row of the trace table (example, r, replication, time, norm and the
@@ -421,6 +435,25 @@ def serverpools_run_length(
     else:
         warmup = (max(math.log(positive("r", r)), 0.0) / 2.0 + warmup_margin) / gamma
     return warmup + float(horizon)
+
+
+def serverpools_policy_run_length(
+    example: str, policy: str, r: float, *, horizon: float, warmup_margin: float
+) -> float:
+    """:func:`serverpools_run_length` of a run under ``policy`` (``lqfs-lb``: that function;
+    ``lap``, ``static``: gamma from :data:`SERVERPOOLS_POLICY_GROWTH_RATES`, all negative, so
+    the warm-up is ``m / (2 |gamma|)``).
+
+    >>> round(serverpools_policy_run_length("large_cycle", "lap", 1e6, horizon=20.0,
+    ...     warmup_margin=math.log(1000)), 3)
+    20.909
+    """
+    if policy == "lqfs-lb":
+        return serverpools_run_length(
+            example, r, horizon=horizon, warmup_margin=warmup_margin
+        )
+    gamma = SERVERPOOLS_POLICY_GROWTH_RATES[example, policy]
+    return warmup_margin / (2.0 * -gamma) + float(horizon)
 
 
 def serverpools_simulation_seconds(
