@@ -17,14 +17,14 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is not imported at run time: the command loads this module first
+    import pandas as pd
 
 __all__ = [
     "atomic_path",
@@ -87,7 +87,7 @@ def _new_temporary(target: Path, mode: int | None) -> str:
     """Create an empty ``.<name>.<random>.tmp`` beside ``target``: permissions ``mode`` (those
     of the file it replaces) or, for a new file, ``0666`` less the umask, as ``open`` gives."""
     while True:
-        tmp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        tmp = str(target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         except FileExistsError:

@@ -2,7 +2,9 @@
 
 The simulators and solvers take an optional ``progress`` callback and call it once per unit
 of work (a replication, a value-iteration sweep, a sweep point); they know nothing about
-where the report goes. :class:`Progress` is the callback the pipeline and the CLI pass:
+where the report goes. Each call is also a safe point at which a pending SIGINT/SIGTERM ends
+the computation (:mod:`queue_routing.signals`). :class:`Progress` is the callback the
+pipeline and the CLI pass:
 
 * with a ``logger`` it logs ``<label>: replication i of R, elapsed 3.1 s, about 9.4 s left``
   at INFO level (the pipeline's rule scripts send INFO to the rule's log file);
@@ -24,6 +26,8 @@ import logging
 import math
 import time
 from typing import TextIO
+
+from .signals import checkpoint
 
 __all__ = ["Progress"]
 
@@ -83,7 +87,9 @@ class Progress:
         return text + (f", {extra}" if extra else "")
 
     def advance(self, n: int = 1, extra: str = "") -> None:
-        """Record ``n`` more units done; ``extra`` is appended to the message."""
+        """Record ``n`` more units done; ``extra`` is appended to the message. A safe point
+        for a pending SIGINT/SIGTERM (:func:`queue_routing.signals.checkpoint`)."""
+        checkpoint()
         self.done += n
         now = time.perf_counter()
         finished = self.total is not None and self.done >= self.total

@@ -2,17 +2,25 @@
 
 Python runs a signal handler only between bytecodes of the main thread, so a handler alone
 waits for a compiled (numba) kernel to return: a simulation replication can take minutes.
-:class:`SignalExit` therefore works in two steps:
+Nor may the handler raise wherever it runs: an exception raised asynchronously inside numba's
+dispatcher, its compiler or its cache loader (the first seconds of any simulation) leaves it
+broken -- "SystemError: CPUDispatcher(...) returned a result with an exception set", or a
+segmentation fault later. :class:`SignalExit` therefore works in two steps:
 
-1. the usual way: a Python handler raises :class:`Interrupted` in the main thread, so code
-   running in Python unwinds normally (``finally`` blocks, atomic outputs cleaned up) and the
-   caller reports one line and exits with status ``128 + signal number`` (130, 143);
+1. the Python handler only records the signal; the computation raises :class:`Interrupted`
+   at its next safe point, :func:`checkpoint` (called once per unit of work by
+   :class:`~queue_routing.progress.Progress`, and by the command before it writes its
+   output), so that it unwinds normally (``finally`` blocks, atomic outputs cleaned up) and
+   the caller reports one line and exits with status ``128 + signal number`` (130, 143);
 2. the fallback: the signal also wakes a watcher thread (through :func:`signal.set_wakeup_fd`,
    which the C-level handler writes to at once). If the process is still alive ``grace``
-   seconds later -- the main thread is inside a kernel -- the watcher calls ``on_force`` (one
-   line on stderr or in the log, temporary files removed) and ends the process with
-   :func:`os._exit`. The long kernels are compiled with ``nogil=True`` so that the watcher
-   can run while they do.
+   seconds later -- the main thread is inside a kernel, compiling one, or between two safe
+   points -- the watcher calls ``on_force`` (one line on stderr or in the log, temporary files
+   removed) and ends the process with :func:`os._exit`, which runs no clean-up that could
+   meet numba half-way. The long kernels are compiled with ``nogil=True`` so that the
+   watcher can run while they do.
+
+Exactly one of the two reports the signal (:meth:`SignalExit.claim`).
 """
 
 from __future__ import annotations
@@ -24,9 +32,12 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-__all__ = ["Interrupted", "SignalExit", "SignalWatcher", "exit_status"]
+__all__ = ["Interrupted", "SignalExit", "SignalWatcher", "checkpoint", "exit_status"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+#: The :class:`SignalExit` in force, if any (what :func:`checkpoint` looks at).
+_ACTIVE: list[SignalExit] = []
 
 
 class Interrupted(BaseException):
@@ -43,25 +54,48 @@ def exit_status(signum: int) -> int:
     return 128 + int(signum)
 
 
+def checkpoint() -> None:
+    """A safe point: raise :class:`Interrupted` if a signal came to the :class:`SignalExit`
+    in force (once; a no-op outside one, or in a thread other than the main one).
+
+    >>> checkpoint()  # no SignalExit in force: nothing to do
+    """
+    if _ACTIVE and threading.current_thread() is threading.main_thread():
+        _ACTIVE[-1].raise_pending()
+
+
 class SignalExit:
-    """Context manager: inside it, SIGINT/SIGTERM raise :class:`Interrupted` and, should the
-    main thread not get there within ``grace`` seconds, ``on_force(signum)`` runs in a watcher
-    thread and the process exits with :func:`exit_status`. Only the first signal counts."""
+    """Context manager: inside it, SIGINT/SIGTERM are recorded (:attr:`signum`) and raised as
+    :class:`Interrupted` at the next :func:`checkpoint`; should the main thread not report
+    the exit within ``grace`` seconds, ``on_force(signum)`` runs in a watcher thread and the
+    process exits with :func:`exit_status`. Only the first signal counts."""
 
     def __init__(self, on_force: Callable[[int], None], *, grace: float = 1.0) -> None:
         self.on_force = on_force
         self.grace = grace
+        self.signum: int | None = None  # the first signal received, if any
+        self._raised = False
         self._previous: dict[int, object] = {}
         self._fds: tuple[int, int] | None = None
         self._old_wakeup = -1
-        self._fired = threading.Event()
+        self._claim = threading.Lock()
         self.done = threading.Event()  # set by the caller once it has reported the exit
 
     def _handler(self, signum: int, _frame: FrameType | None) -> None:
-        if self._fired.is_set():
-            return  # a second signal (Snakemake forwards its own) must not cut the clean-up
-        self._fired.set()
-        raise Interrupted(signum)
+        if self.signum is None:  # a second signal (Snakemake forwards its own) changes nothing
+            self.signum = int(signum)
+
+    def raise_pending(self) -> None:
+        """Raise :class:`Interrupted` for the signal received, the first time only."""
+        if self.signum is not None and not self._raised:
+            self._raised = True
+            raise Interrupted(self.signum)
+
+    def claim(self) -> bool:
+        """True for the first caller only: the one that reports the exit (the main thread's
+        handler of :class:`Interrupted`, or the watcher). A main thread that gets False must
+        not report: the watcher is ending the process."""
+        return self._claim.acquire(blocking=False)
 
     def _watch(self, read_fd: int) -> None:
         try:
@@ -76,6 +110,8 @@ class SignalExit:
         while time.monotonic() < deadline:
             if self.done.wait(0.05):
                 return
+        if not self.claim():
+            return  # the main thread is reporting it
         self.on_force(signum)
         os._exit(exit_status(signum))
 
@@ -87,10 +123,13 @@ class SignalExit:
             self._previous[sig] = signal.signal(sig, self._handler)
         self._old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
         threading.Thread(target=self._watch, args=(read_fd,), daemon=True).start()
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
         self.done.set()
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         signal.set_wakeup_fd(self._old_wakeup)
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)

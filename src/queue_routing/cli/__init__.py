@@ -16,24 +16,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..io import atomic_path, remove_live_temporaries
-from ..signals import Interrupted, SignalExit, exit_status
-from ..user_policy import UserPolicyError
-from . import deadlines, multiskill, serverpools
-from .common import CliError
+from ..signals import Interrupted, SignalExit, checkpoint, exit_status
 
 __all__ = ["main"]
 
-PARTS = (multiskill, deadlines, serverpools)
+#: The parts' command modules, imported by :func:`main` once SIGINT/SIGTERM are guarded.
+PARTS = ("multiskill", "deadlines", "serverpools")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,8 +72,8 @@ def _build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"queue-routing {__version__}")
     parts = parser.add_subparsers(dest="part", required=True, parser_class=_PartParser)
-    for part in PARTS:
-        name = part.__name__.rpartition(".")[2]
+    for name in PARTS:
+        part = importlib.import_module(f".{name}", __package__)
         sub = parts.add_parser(name, help=part.HELP, register=part.register)
         if not lazy:
             sub.add_commands()
@@ -119,48 +119,79 @@ def main(argv: Sequence[str] | None = None) -> int:
     stderr); 2 for a usage error (an option's value, or an option that does not fit the
     instance; a user policy ``path.py:name`` that does not load, or whose index is not a
     finite number >= 0 on this instance); 3 for an internal error (a bug: one line naming
-    the exception); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, also inside
-    compiled code, within a second).
+    the exception); 130 / 143 when interrupted by SIGINT / SIGTERM (one line, whatever the
+    moment: loading a user policy, compiling or inside a compiled kernel, within a second;
+    nothing on stdout unless the signal came while the result was being written).
     """
+
+    def forced_exit(signum: int) -> None:  # the watcher thread: the main one is not at a
+        remove_live_temporaries()  # safe point (compiling, in a kernel): no import, no lock
+        line = f"queue-routing: error: interrupted by {signal.Signals(signum).name}\n"
+        with contextlib.suppress(OSError):
+            os.write(2, line.encode())
+
+    with SignalExit(forced_exit, grace=0.5) as guard:
+        try:
+            status = _run(argv, guard)
+        except BaseException as exc:
+            interrupted = isinstance(exc, Interrupted | KeyboardInterrupt)
+            if guard.signum is None and not interrupted:
+                raise  # argparse's exit (usage error, --help)
+            signum = guard.signum
+            if signum is None:
+                signum = getattr(exc, "signum", signal.SIGINT)
+        else:
+            signum = guard.signum
+        if signum is None:
+            return status
+        if not guard.claim():  # the watcher is reporting it and ending the process
+            threading.Event().wait()
+        _say("error", f"interrupted by {signal.Signals(signum).name}")
+        guard.done.set()
+        return exit_status(signum)
+
+
+def _run(argv: Sequence[str] | None, guard: SignalExit) -> int:
+    """Parse (a user policy is loaded then), run the command and write its output; the exit
+    status, or :class:`~queue_routing.signals.Interrupted` once a signal has come."""
+    from ..user_policy import UserPolicyError
+    from .common import CliError
+
     parser = _build_parser(lazy=True)
     args = parser.parse_args(argv)
-
-    def forced_exit(signum: int) -> None:  # the main thread is inside a compiled kernel
-        remove_live_temporaries()
-        _say("error", f"interrupted by {signal.Signals(signum).name}")
-
-    with SignalExit(forced_exit) as guard, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = _one_line_warning
         try:
             out = args.func(args)
+            checkpoint()
             _write_output(json.dumps(_finite_or_none(out), allow_nan=False) + "\n", args.output)
-        except Interrupted as exc:
-            _say("error", f"interrupted by {signal.Signals(exc.signum).name}")
-            guard.done.set()
-            return exit_status(exc.signum)
-        except BrokenPipeError:
-            # The reader went away (``| head``): say so once; nothing more can be written.
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            _say("error", "standard output was closed before the result was written")
-            return 1
-        except UserPolicyError as exc:  # your own policy fails on this instance: a usage error
-            _say("error", str(exc))
-            return 2
-        except (CliError, ValueError) as exc:
-            msg = " ".join(str(exc).split())  # guarantee a single line
-            argument = getattr(exc, "argument", None)  # a library argument that is an option
-            if argument and msg.startswith(argument):
-                _say("error", "--" + argument.replace("_", "-") + msg[len(argument) :])
+            checkpoint()
+        except Exception as exc:
+            if guard.signum is not None:  # the signal decides, not what it may have caused
+                raise Interrupted(guard.signum) from exc
+            if isinstance(exc, BrokenPipeError):
+                # The reader went away (``| head``): say so once; nothing more can be written.
+                with contextlib.suppress(OSError):
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                _say("error", "standard output was closed before the result was written")
+                return 1
+            if isinstance(exc, UserPolicyError):  # your own policy fails here: a usage error
+                _say("error", str(exc))
                 return 2
-            _say("error", msg)
-            return 1
-        except OSError as exc:  # the output cannot be written (disk full, closed stdout, ...)
-            where = f" {exc.filename}" if exc.filename else ""
-            _say("error", f"cannot write the output{where}: {exc.strerror or exc}")
-            return 1
-        except Exception as exc:  # a bug: still one line, and a status of its own
+            if isinstance(exc, CliError | ValueError):
+                msg = " ".join(str(exc).split())  # guarantee a single line
+                argument = getattr(exc, "argument", None)  # a library argument, an option
+                if argument and msg.startswith(argument):
+                    _say("error", "--" + argument.replace("_", "-") + msg[len(argument) :])
+                    return 2
+                _say("error", msg)
+                return 1
+            if isinstance(exc, OSError):  # the output cannot be written (disk full, ...)
+                where = f" {exc.filename}" if exc.filename else ""
+                _say("error", f"cannot write the output{where}: {exc.strerror or exc}")
+                return 1
+            # a bug: still one line, and a status of its own
             _say("error", f"internal error, please report it: {type(exc).__name__}: {exc}")
             return 3
     return 0
