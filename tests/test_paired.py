@@ -162,6 +162,8 @@ def test_policy_comparison_ranks_selects_and_writes_the_cli_json(attributes, hea
     rng = rng_for(3, "test-paired-comparison")
     a = rng.normal(1.0, 0.1, 8)
     samples = {"a": a, "b": a + 1.0 + rng.normal(0.0, 0.01, 8)}  # a clearly better
+    # the baseline, not asked, takes part in the tests (a is clearly better than it too)
+    samples[attributes["baseline"]] = a + 0.5 + rng.normal(0.0, 0.01, 8)
     differences = pairwise_differences(samples)
     estimates = {"b": _estimate("b", 2.0, 0.8), "a": _estimate("a", 1.0, 0.4)}
     run = {"horizon": 10.0, "warmup": 1.0, "replications": 8, "seed": 0, "keys": ()}
@@ -169,7 +171,9 @@ def test_policy_comparison_ranks_selects_and_writes_the_cli_json(attributes, hea
         estimates, differences, {"b": 0.8, "a": 0.4}, confidence=0.99, **attributes, **run
     )
     assert res.ranking == ("a", "b") and res.best == "a"
-    assert res.selection == select_best({"b": 0.8, "a": 0.4}, differences, confidence=0.99)
+    assert res.selection == select_best(
+        {"b": 0.8, "a": 0.4}, differences, confidence=0.99, baseline=attributes["baseline"]
+    )
     d = res.to_dict()
     assert list(d) == [*head, "policies", "ranking", "best"]
     assert {k: d[k] for k in head} == head

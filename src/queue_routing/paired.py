@@ -234,9 +234,9 @@ def control_variate_estimate(samples, control, control_mean: float) -> PairedEst
     (:func:`mean_estimate`).
 
     >>> x = [1.0, 2.0, 3.0, 4.0]
-    >>> e = control_variate_estimate([2.1, 3.9, 6.1, 7.9], x, 2.0)  # y ~ 2x: theta ~ 4
-    >>> round(e.estimate, 6), e.df
-    (4.0, 2)
+    >>> e = control_variate_estimate([2.1, 3.9, 6.1, 7.9], x, 2.0)  # LS line y = 1.96 x + 0.1
+    >>> round(e.estimate, 6), e.df  # the line at x = 2
+    (4.02, 2)
     """
     y = _samples("samples", samples, 3)
     x = _samples("control", control, 3)
@@ -341,7 +341,10 @@ class Selection:
 
 
 def _p_lower(e: PairedEstimate) -> float:
-    """One-sided p-value of ``E >= 0`` against ``E < 0``: ``P(T_df <= estimate / se)``."""
+    """One-sided p-value of ``E >= 0`` against ``E < 0``: ``P(T_df <= estimate / se)`` (1, no
+    evidence, when the estimate is undefined)."""
+    if math.isnan(e.estimate) or math.isnan(e.standard_error):
+        return 1.0
     if e.standard_error == 0.0:
         return 0.0 if e.estimate < 0 else 1.0
     return float(t_cdf(e.estimate / e.standard_error, e.df))
@@ -351,6 +354,8 @@ def select_best(
     point: Mapping[str, float],
     differences: Mapping[tuple[str, str], PairedEstimate],
     confidence: float = 0.95,
+    *,
+    baseline: str | None = None,
 ) -> Selection:
     """Rank by ``point`` (lower is better) and declare the first the best only if separated.
 
@@ -366,17 +371,27 @@ def select_best(
     (``docs/README.md#paired-comparisons``). This is at least as strict as Holm over the
     ``K (K - 1)/2`` two-sided tests of the pairs at the same level.
 
+    ``baseline``, a name not in ``point`` (the policy a comparison divides by, simulated
+    beside the others but not asked for), takes part in the tests as every name does --
+    ``differences`` must hold its pair with every name -- but is neither ranked nor declared:
+    the leader is the best only if it is also separated from the baseline and better, so a
+    comparison of one policy declares it only when it beats the baseline. (A ``baseline`` in
+    ``point`` is one of the names.)
+
     >>> d = pairwise_differences({"a": [1.0, 1.1, 0.9, 1.0], "b": [2.0, 2.2, 2.1, 1.9]})
     >>> s = select_best({"a": 1.0, "b": 2.05}, d)
     >>> s.ranking, s.best
     (('a', 'b'), 'a')
+    >>> select_best({"b": 2.05}, d, baseline="a").best is None  # b alone, worse than a
+    True
     """
     confidence = confidence_level(confidence)
     alpha = 1.0 - confidence
     names = list(point)
     ranking = tuple(sorted(names, key=lambda k: (point[k], names.index(k))))
+    family = names if baseline is None or baseline in point else [*names, baseline]
     raw: dict[tuple[str, str], float] = {}
-    for a, b in combinations(names, 2):
+    for a, b in combinations(family, 2):
         if (a, b) in differences:
             e = differences[a, b]
             raw[a, b], raw[b, a] = _p_lower(e), _p_lower(_negated(e))
@@ -389,7 +404,7 @@ def select_best(
     adjusted = holm([raw[k] for k in keys]) if keys else np.empty(0)
     adj = {k: float(v) for k, v in zip(keys, adjusted, strict=True)}
     best = None
-    if ranking and all(adj[ranking[0], other] <= alpha for other in ranking[1:]):
+    if ranking and all(adj[ranking[0], other] <= alpha for other in family if other != ranking[0]):
         best = ranking[0]
     return Selection(ranking=ranking, best=best, adjusted_p_values=adj, confidence=confidence)
 
@@ -471,7 +486,9 @@ class PolicyComparison:
         Policies from the best estimate to the worst (Part A by ratio, Part B by cost).
     best:
         ``ranking[0]`` when it is separated from every other policy after Holm's correction
-        (:func:`select_best`), else ``None`` ("not separated").
+        (:func:`select_best`), the baseline included even when not asked (then by its ratio
+        to the baseline, ``ratio < 1``), else ``None`` ("not separated"): a comparison of
+        one policy declares it only if it beats the baseline.
     selection:
         The Holm-adjusted p-values behind :attr:`best`, and the family-wise ``confidence``.
     horizon, warmup:
@@ -523,12 +540,20 @@ class PolicyComparison:
         point: Mapping[str, float],
         *,
         confidence: float = 0.95,
+        tests: Mapping[tuple[str, str], PairedEstimate] | None = None,
         **attributes: Any,
     ) -> PolicyComparison:
         """The comparison of ``estimates``: ranked by ``point`` (lower is better) with the best
-        of :func:`select_best` at family-wise ``confidence``; ``attributes`` are the other
-        attributes (``baseline``, ``horizon``, ...)."""
-        selection = select_best(point, differences, confidence=confidence)
+        of :func:`select_best` at family-wise ``confidence``, the ``baseline`` (an attribute)
+        taking part in the tests; ``tests`` are the estimates tested (default
+        ``differences``; with the baseline's pairs when it is not among the estimates);
+        ``attributes`` are the other attributes (``baseline``, ``horizon``, ...)."""
+        selection = select_best(
+            point,
+            differences if tests is None else tests,
+            confidence=confidence,
+            baseline=attributes.get("baseline"),
+        )
         return cls(
             policies=dict(estimates),
             differences=dict(differences),
@@ -568,15 +593,25 @@ class PolicyComparison:
         :attr:`differences`. Each policy's :class:`PolicyEstimate` is its plain mean cost and
         its ratio (:meth:`PolicyEstimate.of`); the policies are ranked by ``rank_by``
         (``"cost"`` or ``"ratio"``) and the best selected at family-wise ``confidence``
-        (:meth:`from_estimates`). The other keywords are the attributes recorded, as Python
-        numbers (``replications`` is the baseline's number of samples).
+        (:meth:`from_estimates`), the baseline taking part in the tests: when it is not among
+        the policies compared, a policy's test against it is that of its ratio,
+        ``E[cost_p] / baseline >= 1`` (the part's paired estimate, ``ratios[p]``, as printed).
+        The other keywords are the attributes recorded, as Python numbers (``replications`` is
+        the baseline's number of samples).
         """
         estimates = {p: PolicyEstimate.of(p, samples[p], ratio) for p, ratio in ratios.items()}
+        tests = dict(differences)
+        if baseline not in ratios:
+            for p, r in ratios.items():
+                tests[p, baseline] = PairedEstimate(
+                    r.estimate - 1.0, r.ci95, r.standard_error, r.df, r.replications
+                )
         return cls.from_estimates(
             estimates,
             differences,
             {p: getattr(e, rank_by) for p, e in estimates.items()},
             confidence=confidence,
+            tests=tests,
             baseline=baseline,
             baseline_cost=None if baseline_cost is None else float(baseline_cost),
             control_variate=bool(control_variate),
