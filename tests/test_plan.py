@@ -96,6 +96,11 @@ CONFIG = {
         },
         "covariance": {"r": 2000, "warmup": 20.0, "horizon": 980.0, "replications": 20},
         "fluid_limit": {"r": [1000], "t_end": 6.0, "record_every": 0.05, "replications": 4},
+        "lap": {
+            "r": {"large_cycle": [1000, 1000000]},
+            "horizon": {"lqfs-lb": 20.0, "lap": 20.0, "static": 200.0},
+            "replications": 3,
+        },
     },
 }
 
@@ -204,6 +209,28 @@ def test_part_c_jobs_are_predicted_by_their_events_samples_and_points():
         4 * 2 * 1000 * 2.7 * 6.0 * 110e-9
     )
     assert plan.job_mb("serverpools_fluid_limit", fluid, CONFIG) == pytest.approx(4 * 120 * 1e-3)
+
+
+def test_part_c_lap_study_jobs_are_predicted_by_each_disciplines_warmup_and_events():
+    # LAP on the large cycle at r = 10^6: warm-up margin / (2 * 3.8) (its slowest mode is the
+    # rate 3.8 of class 2's root-ward activity) plus the horizon 20; 3 replications of
+    # 2 r sum(lambda) events per unit time at 110 ns
+    lap = {"example": "large_cycle", "policy": "lap", "r": "1000000"}
+    length = 6.907755 / (2 * 3.8) + 20.0
+    assert plan.job_seconds("serverpools_lap", lap, CONFIG) == pytest.approx(
+        3 * 2 * 1e6 * 1.009599 * length * 110e-9
+    )
+    # static routing: the slowest activity's rate 0.087, its own horizon 200
+    static = dict(lap, policy="static")
+    assert plan.job_seconds("serverpools_lap", static, CONFIG) == pytest.approx(
+        3 * 2 * 1e6 * 1.009599 * (6.907755 / (2 * 0.087) + 200.0) * 110e-9
+    )
+    # LQFS-LB where the stochastic study has no run: its unstable warm-up (ln(r)/2 + m)/gamma
+    lqfs = dict(lap, policy="lqfs-lb", r="1000")
+    cycle_length = (math.log(1000) / 2 + 6.907755) / 0.4192559077406969 + 20.0
+    assert plan.job_seconds("serverpools_lap", lqfs, CONFIG) == pytest.approx(
+        3 * 2 * 1000 * 1.009599 * cycle_length * 110e-9
+    )
 
 
 def test_part_c_covariance_simulates_warmup_plus_horizon():

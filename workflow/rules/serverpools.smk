@@ -20,8 +20,12 @@ SP_LAP_JOBS = [
     for example, scales in SP_LAP["r"].items()
     for r in scales
     for policy in ("lqfs-lb", "lap", "static")
-    if policy != "lqfs-lb"
-    or not (example in SP_STOCHASTIC_EXAMPLES and int(r) in SP_R)
+    if (policy == "lap")
+    or (policy == "static" and int(r) <= SP_LAP["static_r_max"])
+    or (
+        policy == "lqfs-lb"
+        and not (example in SP_STOCHASTIC_EXAMPLES and int(r) in SP_R)
+    )
 ]
 
 
@@ -481,7 +485,7 @@ rule serverpools_lap:
         **job_resources("serverpools_lap"),
     params:
         seed=config["seed"],
-        horizon=SP_LAP["horizon"],
+        horizon=lambda wildcards: SP_LAP["horizon"][wildcards.policy],
         warmup_margin=SP_STOCHASTIC["warmup_margin"],
         replications=SP_LAP["replications"],
         batches=SP_LAP["batches"],

@@ -30,6 +30,9 @@ rule summary:
             rules.serverpools_fluid.output.trajectory, example=SP_EXAMPLES
         ),
         serverpools_fluid_limit=rules.serverpools_fluid_limit_summary.output.slopes,
+        serverpools_lap_slope=rules.serverpools_lap_summary.output.verdicts,
+        serverpools_lap_ou=rules.serverpools_lap_summary.output.ou,
+        serverpools_lap_price=rules.serverpools_lap_summary.output.price,
     output:
         summary=f"{FIGURES}/summary.md",
     log:

@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from . import options
-from .common import CliError, read_json
+from ..errors import ArgumentError
+from .common import read_json
 
 HELP = "Part C: large flexible server pools (LQFS-LB)"
 INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}'
@@ -22,7 +23,7 @@ def _analyze(args: argparse.Namespace) -> dict[str, Any]:
         root = None if args.root_pool is None else args.root_pool - 1
         return analyze_lap(system, root).to_dict()
     if args.root_pool is not None:
-        raise CliError("--root-pool applies to --policy lap only")
+        raise ArgumentError("root_pool", "root_pool applies to --policy lap only")
     return analyze(system).to_dict()
 
 

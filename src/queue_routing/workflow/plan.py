@@ -288,7 +288,7 @@ def _sp_lap_seconds(config: Config, w: Wildcards) -> float:
         w["example"],
         w["policy"],
         int(w["r"]),
-        horizon=lap["horizon"],
+        horizon=lap["horizon"][w["policy"]],
         warmup_margin=config["serverpools"]["stochastic"]["warmup_margin"],
     )
     rate = cost.SERVERPOOLS_TOTAL_ARRIVAL_RATES[w["example"]]

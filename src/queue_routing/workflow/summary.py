@@ -45,6 +45,7 @@ __all__ = [
     "plain",
     "render_markdown",
     "scientific",
+    "serverpools_lap_summary",
     "serverpools_summary",
     "significant",
     "with_error",
@@ -79,8 +80,14 @@ TABLES: dict[str, dict[str, str]] = {
         "fluid": "fluid trajectories (serverpools_fluid)",
         "fluid_limit": "slopes of log fluid-limit distance vs log r "
         "(serverpools_fluid_limit_summary)",
+        "lap_slope": "LQFS-LB, LAP, static routing: slopes vs r (serverpools_lap_summary)",
+        "lap_ou": "LAP's level vs its OU limit (serverpools_lap_summary)",
+        "lap_price": "price of stability (serverpools_lap_summary)",
     },
 }
+#: Part C's tables of the what-to-do-instead study, read by :func:`serverpools_summary` when
+#: all are given (:func:`serverpools_lap_summary`).
+LAP_TABLES = ("lap_slope", "lap_ou", "lap_price")
 
 MINUS = "\u2212"
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -213,7 +220,7 @@ def _require(df: pd.DataFrame, columns: Sequence[str], table: str) -> None:
 
 
 def _tables(tables: Mapping[str, pd.DataFrame], part: str) -> None:
-    missing = [name for name in TABLES[part] if name not in tables]
+    missing = [name for name in TABLES[part] if name not in tables and name not in LAP_TABLES]
     if missing:
         raise KeyError(f"Part {part} summary needs the table(s) {', '.join(missing)}")
 
@@ -681,6 +688,89 @@ def serverpools_summary(
         out[f"{key}.low"], out[f"{key}.high"] = _interval_text(
             row.slope_low, row.slope_high, row.slope_se
         )
+    if all(name in tables for name in LAP_TABLES):
+        out.update(serverpools_lap_summary(tables))
+    return out
+
+
+def serverpools_lap_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """Part C's what-to-do-instead numbers (``results/serverpools/serverpools_lap_summary/``);
+    ``<policy>`` is ``lqfs_lb``, ``lap`` or ``static``.
+
+    * ``C.lap_slope.<example>.<policy>`` (``verdicts.csv``): the top-decade slope, rounded at
+      its standard error, with ``.low`` / ``.high`` (its interval) and ``.verdict`` (``n/a``
+      for the numbers when fewer than two stationary scales are left);
+    * ``C.lap_ou.<example>.predicted`` (``ou.csv``): E|Y| under LAP's OU law, 3 significant
+      digits; ``C.lap_ou.<example>.r<r>`` and ``.ci``: the simulated time average and its
+      interval half-width at that r, rounded at the half-width;
+    * ``C.lap_price.<example>.<policy>.customers`` / ``.customers_ci`` / ``.sojourn_time`` /
+      ``.sojourn_time_ci`` (``price.csv``): customers per unit r and the mean sojourn time,
+      rounded at their half-widths; ``.equilibrium``: the fluid value, 3 significant digits;
+      ``.difference`` / ``.difference_ci`` (not for LQFS-LB): the paired difference of
+      customers from LQFS-LB; ``C.lap_price.<example>.r``: the scale they were measured at.
+
+    >>> slope = pd.DataFrame({"example": ["large_cycle"], "policy": ["lap"], "slope": [-0.0562],
+    ...     "slope_se": [0.0235], "slope_low": [-0.157], "slope_high": [0.045],
+    ...     "verdict": ["tight"]})
+    >>> ou = pd.DataFrame({"example": ["large_cycle"], "r": [1e6], "quantity": ["mean_norm"],
+    ...     "simulated": [0.40233], "ci": [0.0125], "predicted": [0.410036]})
+    >>> price = pd.DataFrame({"example": ["large_cycle"], "policy": ["lap"], "r": [1e6],
+    ...     "equilibrium": [1.930403], "customers": [1.930464], "customers_ci": [4.4e-5],
+    ...     "sojourn_time": [1.912109], "sojourn_time_ci": [4.3e-5], "difference": [0.823058],
+    ...     "difference_ci": [0.021931]})
+    >>> v = serverpools_lap_summary({"lap_slope": slope, "lap_ou": ou, "lap_price": price})
+    >>> v["C.lap_slope.large_cycle.lap"], v["C.lap_slope.large_cycle.lap.low"]
+    ('−0.06', '−0.16')
+    >>> v["C.lap_ou.large_cycle.predicted"], v["C.lap_ou.large_cycle.r1000000"]
+    ('0.410', '0.40')
+    >>> v["C.lap_price.large_cycle.lap.customers"], v["C.lap_price.large_cycle.lap.difference"]
+    ('1.93046', '0.82')
+    """
+    _require(
+        tables["lap_slope"],
+        ["example", "policy", "slope", "slope_se", "slope_low", "slope_high", "verdict"],
+        "lap_slope",
+    )
+    ou_columns = ["example", "r", "quantity", "simulated", "ci", "predicted"]
+    _require(tables["lap_ou"], ou_columns, "lap_ou")
+    _require(
+        tables["lap_price"],
+        ["example", "policy", "r", "equilibrium", "customers", "customers_ci", "sojourn_time"],
+        "lap_price",
+    )
+    out = {}
+    for row in tables["lap_slope"].itertuples():
+        key = f"C.lap_slope.{row.example}.{str(row.policy).replace('-', '_')}"
+        out[f"{key}.verdict"] = str(row.verdict)
+        if not (np.isfinite(row.slope) and np.isfinite(row.slope_se) and row.slope_se > 0):
+            for k in (key, f"{key}.low", f"{key}.high"):
+                out[k] = "n/a"
+            continue
+        out[key], _ = with_error(row.slope, row.slope_se)
+        out[f"{key}.low"], out[f"{key}.high"] = _interval_text(
+            row.slope_low, row.slope_high, row.slope_se
+        )
+    ou = tables["lap_ou"]
+    ou = ou[ou["quantity"] == "mean_norm"]
+    for row in ou.itertuples():
+        out[f"C.lap_ou.{row.example}.predicted"] = significant(row.predicted, 3)
+        key = f"C.lap_ou.{row.example}.r{int(row.r)}"
+        out[key], out[f"{key}.ci"] = with_error(row.simulated, row.ci)
+    for row in tables["lap_price"].itertuples():
+        key = f"C.lap_price.{row.example}.{str(row.policy).replace('-', '_')}"
+        out[f"C.lap_price.{row.example}.r"] = integer(row.r)
+        out[f"{key}.equilibrium"] = significant(row.equilibrium, 3)
+        out[f"{key}.customers"], out[f"{key}.customers_ci"] = with_error(
+            row.customers, row.customers_ci
+        )
+        if hasattr(row, "sojourn_time_ci"):
+            out[f"{key}.sojourn_time"], out[f"{key}.sojourn_time_ci"] = with_error(
+                row.sojourn_time, row.sojourn_time_ci
+            )
+        if hasattr(row, "difference") and np.isfinite(row.difference):
+            out[f"{key}.difference"], out[f"{key}.difference_ci"] = with_error(
+                row.difference, row.difference_ci
+            )
     return out
 
 
