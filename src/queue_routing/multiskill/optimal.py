@@ -1,0 +1,839 @@
+"""The optimal dynamic routing policy of Part A on the truncated chain, and the exact gap of
+every routing policy to it (ours; ``docs/multiskill.md#the-optimal-dynamic-policy``).
+
+With unit-mean exponential job sizes the job counts ``x = (x_0, ..., x_C)`` of the
+processor-sharing servers form a CTMC controlled at each arrival: class ``i`` arrives at rate
+``eta_i`` and is routed to its dedicated server ``i`` or to server 0; server ``j`` completes
+jobs at rate ``mu_j`` while ``x_j > 0``; the cost rate is ``c.x = sum_j c_j x_j`` (cost per
+unit time). The chain is truncated as in :mod:`.markov`: every count lives in ``0..L`` and a
+job routed to a server holding ``L`` jobs is lost, so the optimum and every policy are solved
+on the same chain and their gaps are free of truncation asymmetry.
+
+* :func:`optimal_policy`: relative value iteration on the chain uniformised at ``Lambda =
+  sum_i eta_i + sum_j mu_j`` (compiled kernel :func:`.optimal_kernels.relative_value_iteration`),
+  stopped by the span bounds ``Lambda min(Th - h) <= g* <= Lambda max(Th - h)`` on the
+  optimal average cost ``g*``; with ``truncation=None`` the level ``L`` is raised by
+  :data:`LEVEL_FACTOR` (each level warm-started from the last) until the optimal cost moves by
+  at most ``rtol`` (relative) from one level to the next: the cost is then *certified*.
+  The stationary law of the optimal decision table is solved too (compiled Gauss-Seidel), for
+  the probability of the truncation boundary ``{max_j x_j = L}``.
+* :func:`evaluate_policy`: the stationary cost of any policy (optimal Bernoulli routing, the
+  index policies, a user's index policy, PI², a decision table) on the chain, its level raised
+  in the same way until its own cost is certified.
+* PI² (``"pi2"``): one more policy-improvement step, greedy for the relative values of PI on
+  the chain (:func:`pi2_table`).
+* :func:`compare_with_optimum`: all of it for a list of policies, with the gaps in percent.
+
+Memory: a chain of ``(L + 1)^(C + 1)`` states needs :data:`BYTES_PER_STATE` bytes a state
+(:func:`chain_bytes`); beyond ``max_bytes`` (8 GiB by default) an
+:class:`~queue_routing.errors.ArgumentError` names the memory needed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..checks import integer, positive
+from ..errors import AccuracyError, ArgumentError
+from ..user_policy import UserPolicy, policy_name
+from .model import Instance
+from .optimal_kernels import (
+    MODE_OPTIMAL,
+    MODE_SPLIT,
+    MODE_TABLE,
+    greedy_mask,
+    index_mask,
+    relative_value_iteration,
+    stationary_gauss_seidel,
+    stationary_summary,
+)
+from .policies import (
+    POLICIES,
+    POLICY_DESCRIPTIONS,
+    arrival_rates,
+    bernoulli_probabilities,
+    policy_weights,
+    resolve,
+)
+
+__all__ = [
+    "BYTES_PER_STATE",
+    "CHAIN_DESCRIPTIONS",
+    "CHAIN_POLICIES",
+    "DEFAULT_MAX_BYTES",
+    "ChainEvaluation",
+    "OptimalComparison",
+    "OptimalResult",
+    "bernoulli_chain",
+    "chain_bytes",
+    "compare_with_optimum",
+    "evaluate_policy",
+    "largest_level",
+    "optimal_policy",
+    "optimal_values_vectorised",
+    "pi2_table",
+    "policy_relative_values",
+]
+
+#: Policies evaluated on the chain: those of :data:`~.policies.POLICIES` and PI².
+CHAIN_POLICIES = (*POLICIES, "pi2")
+#: One line on each of them (the CLI's help).
+CHAIN_DESCRIPTIONS = {
+    **POLICY_DESCRIPTIONS,
+    "pi2": "a second policy-improvement step: greedy for PI's relative values on the chain",
+}
+#: Bytes a state of the chain needs at the peak of :func:`compare_with_optimum`: the optimum's
+#: relative values and decision table kept (8 + 4), and while a policy is evaluated its
+#: relative values, their next iterate and a decision table (8 + 8 + 4), plus a warm start or
+#: a stationary law (8).
+BYTES_PER_STATE = 40
+#: The memory the chain may take by default: 8 GiB.
+DEFAULT_MAX_BYTES = 8 * 2**30
+#: First truncation level when the level is chosen automatically.
+START_LEVEL = 10
+#: Factor by which the level is raised (``L -> max(L + 1, ceil(1.5 L))``).
+LEVEL_FACTOR = 1.5
+#: Default relative tolerance on a certified cost.
+DEFAULT_RTOL = 1e-6
+#: Default highest automatic level, per number of classes (C >= 4: :func:`largest_level`).
+DEFAULT_MAX_LEVEL = {1: 5000, 2: 400, 3: 120}
+#: Iterations of the value-iteration kernel per call (signals and progress run between).
+KERNEL_BLOCK = 500
+#: Gauss-Seidel: residual tolerance relative to the uniformisation rate, and most sweeps.
+GS_RTOL = 1e-12
+GS_MAX_SWEEPS = 200_000
+
+
+# -- memory ------------------------------------------------------------------------------------
+def n_states(n_classes: int, truncation: int) -> int:
+    """``(L + 1)^(C + 1)``, the states of the chain truncated at ``L``."""
+    return (int(truncation) + 1) ** (int(n_classes) + 1)
+
+
+def chain_bytes(n_classes: int, truncation: int) -> int:
+    """Bytes the chain of ``n_classes`` classes truncated at ``truncation`` needs
+    (:data:`BYTES_PER_STATE` per state).
+
+    >>> chain_bytes(2, 99)  # 10^6 states
+    40000000
+    """
+    return BYTES_PER_STATE * n_states(n_classes, truncation)
+
+
+def largest_level(n_classes: int, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
+    """The largest ``L`` whose chain fits in ``max_bytes`` (0 if not even ``L = 1`` fits).
+
+    >>> [largest_level(c) for c in (1, 2, 3, 4, 5)]
+    [14653, 597, 120, 45, 23]
+    """
+    L = int((max_bytes / BYTES_PER_STATE) ** (1.0 / (n_classes + 1))) + 1
+    while L > 0 and chain_bytes(n_classes, L) > max_bytes:
+        L -= 1
+    return L if L >= 1 else 0
+
+
+def check_memory(n_classes: int, truncation: int, max_bytes: int) -> None:
+    """An :class:`~queue_routing.errors.ArgumentError` (argument ``truncation``) naming the
+    memory the chain needs when it exceeds ``max_bytes``."""
+    need = chain_bytes(n_classes, truncation)
+    if need > max_bytes:
+        raise ArgumentError(
+            "truncation",
+            f"truncation: the chain of C = {n_classes} classes at level L = {truncation} has "
+            f"{n_states(n_classes, truncation):.3g} states and needs {need / 2**30:.3g} GiB of "
+            f"memory, more than the {max_bytes / 2**30:.3g} GiB allowed",
+        )
+
+
+def _level(truncation: Any) -> int:
+    return integer("truncation", truncation, 1)
+
+
+# -- the arrays of a policy on the chain ------------------------------------------------------
+def _separable_values(instance: Instance, L: int) -> list[np.ndarray]:
+    """``q_j(x) = c_j x (x + 1) / (2 (mu_j - lambda_j*))``, ``x = 0..L``: PI's separable
+    relative values (the M/M/1 queues of optimal Bernoulli routing), a warm start."""
+    lam = arrival_rates(instance)
+    x = np.arange(L + 1, dtype=float)
+    return [instance.cost[j] * x * (x + 1) / (2.0 * (instance.mu[j] - lam[j])) for j in
+            range(instance.n_classes + 1)]  # fmt: skip
+
+
+def _add_along(h: np.ndarray, axis: int, v: np.ndarray) -> None:
+    shape = [1] * h.ndim
+    shape[axis] = v.size
+    h += v.reshape(shape)
+
+
+def _start_values(instance: Instance, L: int, h_prev: np.ndarray | None) -> np.ndarray:
+    """Relative values to start value iteration at level ``L`` from: PI's separable values, or
+    those of a lower level edge-padded and continued by the separable values' increments."""
+    n_srv = instance.n_classes + 1
+    q = _separable_values(instance, L)
+    if h_prev is None:
+        h = np.zeros((L + 1,) * n_srv)
+        for j in range(n_srv):
+            _add_along(h, j, q[j])
+        return h.reshape(-1)
+    lp = round(h_prev.size ** (1.0 / n_srv)) - 1
+    h = np.pad(h_prev.reshape((lp + 1,) * n_srv), [(0, L - lp)] * n_srv, mode="edge")
+    for j in range(n_srv):
+        _add_along(h, j, q[j] - q[j][np.minimum(np.arange(L + 1), lp)])
+    return h.reshape(-1)
+
+
+def _index_table(instance: Instance, policy: Any, L: int) -> np.ndarray:
+    """``table[j, x]`` (shape ``(C + 1, L + 1)``) of an index policy: ``w_j (x + 1)`` of a
+    built-in one (the simulator's comparison) or the user's index."""
+    if isinstance(policy, UserPolicy):
+        return np.ascontiguousarray(policy.index_table(instance.n_classes + 1, L, instance))
+    w = policy_weights(instance, policy)
+    return np.ascontiguousarray(w[:, None] * (np.arange(L + 1)[None, :] + 1.0))
+
+
+_NO_MASK = np.zeros(1, dtype=np.uint32)
+#: The mask of optimal Bernoulli routing (a marker: its chain is solved in closed form).
+_BERNOULLI = np.zeros(1, dtype=np.uint32)
+
+
+def _policy_arrays(instance: Instance, policy: Any, L: int, rtol: float, max_iter: int):
+    """``(mode, mask, p)`` of ``policy`` at level ``L`` for the kernels."""
+    if isinstance(policy, np.ndarray):
+        return MODE_TABLE, policy, np.zeros(instance.n_classes)
+    if policy == "pi2":
+        return MODE_TABLE, pi2_table(instance, L, rtol=rtol, max_iter=max_iter), np.zeros(1)
+    if policy == "bernoulli":
+        return MODE_SPLIT, _BERNOULLI, np.ascontiguousarray(bernoulli_probabilities(instance))
+    return MODE_TABLE, index_mask(_index_table(instance, policy, L), L), np.zeros(1)
+
+
+def _rates(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    eta = np.ascontiguousarray(instance.eta, dtype=float)
+    mu = np.ascontiguousarray(instance.mu, dtype=float)
+    cost = np.ascontiguousarray(instance.cost, dtype=float)
+    return eta, mu, cost, float(eta.sum() + mu.sum())
+
+
+def _iterate(
+    instance: Instance,
+    L: int,
+    h: np.ndarray,
+    mode: int,
+    mask: np.ndarray,
+    p: np.ndarray,
+    rtol: float,
+    max_iter: int,
+    progress: Callable[..., Any] | None = None,
+) -> tuple[int, float, float, bool]:
+    """Value iteration in place on ``h`` in blocks of :data:`KERNEL_BLOCK` iterations (the
+    kernel keeps no state but ``h``, so the blocks are the uninterrupted iteration)."""
+    eta, mu, cost, big_lam = _rates(instance)
+    it, lower, upper, converged = 0, math.nan, math.nan, False
+    while it < max_iter and not converged:
+        done, lower, upper, converged = relative_value_iteration(
+            h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, min(KERNEL_BLOCK, max_iter - it)
+        )
+        it += int(done)
+        if progress is not None:
+            progress(int(done), extra=f"level {L}, bounds [{lower:.6g}, {upper:.6g}]")
+    return it, float(lower), float(upper), bool(converged)
+
+
+def policy_relative_values(
+    instance: Instance,
+    policy: Any,
+    truncation: int,
+    *,
+    rtol: float = DEFAULT_RTOL / 10,
+    max_iter: int = 1_000_000,
+) -> tuple[np.ndarray, float, float]:
+    """Relative values ``h`` (shape ``(L + 1,)^(C + 1)``, cost units, ``h(0) = 0``) of a policy
+    on the chain at level ``L``, and the span bounds ``(lower, upper)`` on its average cost:
+    value iteration with the policy's routing fixed (policy evaluation), to ``rtol``.
+
+    Raises :class:`~queue_routing.errors.AccuracyError` when it does not converge in
+    ``max_iter`` iterations.
+    """
+    L = _level(truncation)
+    policy = policy if isinstance(policy, np.ndarray) else resolve_chain_policy(policy)
+    name = "the table" if isinstance(policy, np.ndarray) else policy_name(policy)
+    mode, mask, p = _policy_arrays(instance, policy, L, rtol, max_iter)
+    h = _start_values(instance, L, None)
+    it, lower, upper, ok = _iterate(instance, L, h, mode, mask, p, rtol, max_iter)
+    if not ok:
+        raise AccuracyError(
+            f"truncation: value iteration of {name} at level {L} did not converge in {it} "
+            f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
+        )
+    return h.reshape((L + 1,) * (instance.n_classes + 1)), lower, upper
+
+
+def pi2_table(
+    instance: Instance,
+    truncation: int,
+    *,
+    rtol: float = DEFAULT_RTOL / 10,
+    max_iter: int = 1_000_000,
+) -> np.ndarray:
+    """PI²'s decision table at level ``L`` (flat, C order; bit ``i - 1`` set routes class ``i``
+    to its dedicated server): greedy for PI's relative values ``h_PI`` on the chain, i.e.
+    class ``i`` to server ``i`` iff ``h_PI(x + e_i) <= h_PI(x + e_0)`` (one policy-improvement
+    step from PI, as PI is one from optimal Bernoulli routing)."""
+    L = _level(truncation)
+    h, _, _ = policy_relative_values(instance, "pi", L, rtol=rtol, max_iter=max_iter)
+    return greedy_mask(h.reshape(-1), L, instance.n_classes + 1)
+
+
+def resolve_chain_policy(policy: Any) -> str | UserPolicy:
+    """A name of :data:`CHAIN_POLICIES` or a user policy (:func:`~.policies.resolve`)."""
+    if policy == "pi2":
+        return "pi2"
+    return resolve(policy)
+
+
+# -- the stationary law of a policy -------------------------------------------------------------
+def _stationary(
+    instance: Instance,
+    L: int,
+    mode: int,
+    mask: np.ndarray,
+    p: np.ndarray,
+    pi0: np.ndarray | None = None,
+):
+    """``(cost, means, boundary_mass, lost_rate, pi)`` of a table or split policy (optimal
+    Bernoulli routing in closed form, :func:`bernoulli_chain`, ``pi`` None), the solve
+    started from ``pi0`` (a lower level's law, zero-padded) or the uniform law."""
+    if mode == MODE_SPLIT and mask is _BERNOULLI:
+        return (*bernoulli_chain(instance, L), None)
+    eta, mu, cost, _ = _rates(instance)
+    n_srv = instance.n_classes + 1
+    if pi0 is None:
+        pi = np.full(n_states(instance.n_classes, L), 1.0 / n_states(instance.n_classes, L))
+    else:
+        lp = round(pi0.size ** (1.0 / n_srv)) - 1
+        pi = np.pad(pi0.reshape((lp + 1,) * n_srv), [(0, L - lp)] * n_srv).reshape(-1)
+        pi += 1e-3 / pi.size  # every state positive
+        pi /= pi.sum()
+    sweeps, res = stationary_gauss_seidel(pi, L, eta, mu, mode, mask, p, GS_RTOL, GS_MAX_SWEEPS, 10)
+    if not res <= GS_RTOL * (eta.sum() + mu.sum()):
+        raise AccuracyError(
+            f"truncation: Gauss-Seidel at level {L} did not converge in {sweeps} sweeps "
+            f"(max |pi Q| = {res:.3g})"
+        )
+    means, boundary, lost = stationary_summary(pi, L, eta, mu, mode, mask, p)
+    return float(means @ cost), means, float(boundary), float(lost), pi
+
+
+def bernoulli_chain(instance: Instance, truncation: int):
+    """``(cost, means, boundary_mass, lost_rate)`` of optimal Bernoulli routing on the chain
+    truncated at ``L``: the servers are independent M/M/1/L queues with arrival rates
+    ``lambda_j*`` (:func:`~.policies.arrival_rates`), ``P(x_j = k) ∝ rho_j^k``, ``k = 0..L``.
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> round(bernoulli_chain(inst, 400)[0], 9)  # 0.62/0.38 + 3 (0.24/0.76)
+    2.578947368
+    """
+    L = _level(truncation)
+    lam = arrival_rates(instance)
+    rho = lam / instance.mu
+    k = np.arange(L + 1, dtype=float)
+    means = np.empty(rho.size)
+    top = np.empty(rho.size)
+    for j, r in enumerate(rho):
+        w = np.exp(k * math.log(r)) if r > 0 else (k == 0).astype(float)
+        w /= w.sum()
+        means[j] = float(k @ w)
+        top[j] = w[-1]
+    boundary = 1.0 - float(np.prod(1.0 - top))
+    return float(means @ instance.cost), means, boundary, float(lam @ top)
+
+
+@dataclass(frozen=True)
+class ChainEvaluation:
+    """Stationary performance of one policy on the truncated chain.
+
+    Attributes
+    ----------
+    policy:
+        The policy's name.
+    cost:
+        Long-run average holding cost ``sum_j c_j E[x_j]`` (cost per unit time).
+    per_server_mean_jobs:
+        ``E[x_j]`` (jobs), shape ``(C + 1,)``.
+    truncation:
+        The level ``L`` of the reported cost.
+    boundary_mass:
+        Stationary probability of ``{max_j x_j = L}``.
+    lost_rate:
+        Arrivals lost to the truncation per unit time.
+    certified:
+        Whether the cost moved by at most ``rtol`` (relative) from the level before.
+    history:
+        ``((L, cost), ...)`` of the levels solved.
+    """
+
+    policy: str
+    cost: float
+    per_server_mean_jobs: np.ndarray
+    truncation: int
+    boundary_mass: float
+    lost_rate: float
+    certified: bool
+    history: tuple = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """``cost``, ``truncation``, ``boundary_mass``, ``lost_rate``, ``certified``,
+        ``per_server_mean_jobs`` and ``history`` (a list of ``[L, cost]``)."""
+        return {
+            "cost": float(self.cost),
+            "truncation": int(self.truncation),
+            "boundary_mass": float(self.boundary_mass),
+            "lost_rate": float(self.lost_rate),
+            "certified": bool(self.certified),
+            "per_server_mean_jobs": [float(v) for v in self.per_server_mean_jobs],
+            "history": [[int(level), float(c)] for level, c in self.history],
+        }
+
+
+def _next_level(L: int) -> int:
+    return max(L + 1, math.ceil(LEVEL_FACTOR * L))
+
+
+def _levels_cap(instance: Instance, max_level: int | None, max_bytes: int) -> int:
+    cap = largest_level(instance.n_classes, max_bytes)
+    default = DEFAULT_MAX_LEVEL.get(instance.n_classes, cap)
+    return min(cap, default if max_level is None else int(max_level))
+
+
+def evaluate_policy(
+    instance: Instance,
+    policy: Any,
+    truncation: int | None = None,
+    *,
+    certify: bool = True,
+    rtol: float = DEFAULT_RTOL,
+    start: int | None = None,
+    max_level: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    strict: bool = False,
+) -> ChainEvaluation:
+    """The exact stationary cost of ``policy`` on the chain (compiled Gauss-Seidel on the
+    balance equations, residual ``<= 1e-12 Lambda``).
+
+    ``policy``: ``"bernoulli"`` (the exact solver's optimal split), ``"jsq"``, ``"led"``,
+    ``"io"``, ``"pi"``, ``"pi2"``, a user index policy (``"path.py:name"``, a callable
+    ``index(server, jobs, instance)``; ``docs/README.md#your-own-policy``), or a decision table
+    (flat uint32 array, bit ``i - 1`` = class ``i`` to server ``i``; then ``certify`` must be
+    False). ``certify=False``: solved at ``truncation`` only (``certified`` False). Else from
+    ``start`` (default: the level before ``truncation`` in the sequence, or
+    :data:`START_LEVEL`) the level is raised by :data:`LEVEL_FACTOR` until the cost moves by
+    at most ``rtol`` (relative) and is at least ``truncation``; if ``max_level`` or
+    ``max_bytes`` comes first the last level is returned with ``certified`` False (an
+    :class:`~queue_routing.errors.AccuracyError` with ``strict``).
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> ev = evaluate_policy(inst, "bernoulli")  # product form: 0.62/0.38 + 3 (0.24/0.76)
+    >>> ev.certified, bool(abs(ev.cost - (0.62 / 0.38 + 3 * 0.24 / 0.76)) < 1e-5)
+    (True, True)
+    """
+    positive("rtol", rtol)
+    table = isinstance(policy, np.ndarray)
+    if table and certify:
+        raise ArgumentError("certify", "certify: a decision table is evaluated at its own level")
+    pol = policy if table else resolve_chain_policy(policy)
+    name = "table" if table else policy_name(pol)
+    if not certify:
+        L = _level(truncation)
+        check_memory(instance.n_classes, L, max_bytes)
+        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000)
+        c, means, bm, lost, _ = _stationary(instance, L, mode, mask, p)
+        return ChainEvaluation(name, c, means, L, bm, lost, False, ((L, c),))
+    cap = _levels_cap(instance, max_level, max_bytes)
+    target = START_LEVEL if truncation is None else _level(truncation)
+    L = _level(start) if start is not None else max(2, _previous_level(target))
+    history: list[tuple[int, float]] = []
+    prev = None
+    law = None
+    while True:
+        check_memory(instance.n_classes, L, max_bytes)
+        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000)
+        c, means, bm, lost, law = _stationary(instance, L, mode, mask, p, law)
+        history.append((L, c))
+        ok = prev is not None and abs(c - prev) <= rtol * abs(c) and L >= target
+        nxt = _next_level(L)
+        if ok or nxt > cap:
+            if not ok and strict:
+                raise AccuracyError(
+                    f"truncation: the cost of {name} is not stable to rtol {rtol:g} below level "
+                    f"{cap} (levels and costs {history[-3:]})"
+                )
+            return ChainEvaluation(name, c, means, L, bm, lost, ok, tuple(history))
+        prev, L = c, nxt
+
+
+def _previous_level(L: int) -> int:
+    """The largest level whose :func:`_next_level` is at least ``L`` (``L - 1`` at least)."""
+    k = max(1, L - 1)
+    while k > 1 and _next_level(k - 1) >= L:
+        k -= 1
+    return k
+
+
+# -- the optimum ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OptimalResult:
+    """The average-cost optimal routing on the chain truncated at ``L``.
+
+    Attributes
+    ----------
+    cost:
+        Optimal long-run average holding cost (cost per unit time): the midpoint of the bounds.
+    lower, upper:
+        Span bounds ``Lambda min(Th - h)`` and ``Lambda max(Th - h)`` of the last value
+        iteration step (cost per unit time).
+    truncation:
+        The level ``L``.
+    converged:
+        The span bounds met ``rtol`` at the final level, and, when the level was chosen
+        automatically, the cost is certified (moved by at most ``rtol`` from the level
+        before). An explicit level is solved as it stands: ``converged`` then says only that
+        the bounds met.
+    certified:
+        The level was raised until the cost no longer moved (False for an explicit level).
+    boundary_mass, lost_rate:
+        Stationary probability of ``{max_j x_j = L}`` under the optimal decision table, and
+        the rate of arrivals it loses to the truncation (jobs per unit time).
+    table_cost:
+        The stationary cost of the optimal decision table (Gauss-Seidel), a check of ``cost``.
+    iterations, seconds:
+        Value-iteration steps and wall time (s), over every level tried.
+    history:
+        ``((L, cost, lower, upper), ...)`` of the levels tried.
+    mask:
+        The decision table, flat (C order): bit ``i - 1`` set routes class ``i`` to server
+        ``i`` (see :meth:`route`, :meth:`decision_table`).
+    relative_values:
+        ``h`` (shape ``(L + 1,)^(C + 1)``, cost units), ``h(0) = 0``.
+    """
+
+    cost: float
+    lower: float
+    upper: float
+    truncation: int
+    converged: bool
+    certified: bool
+    boundary_mass: float
+    lost_rate: float
+    table_cost: float
+    iterations: int
+    seconds: float
+    history: tuple
+    n_classes: int
+    mask: np.ndarray = field(repr=False, compare=False)
+    relative_values: np.ndarray = field(repr=False, compare=False)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """``(lower, upper)``, the span bounds on the optimal cost."""
+        return (self.lower, self.upper)
+
+    def route(self, state: Sequence[int], job_class: int) -> int:
+        """The server (``job_class`` or 0) the optimal policy sends a class-``job_class``
+        arrival to in ``state = (x_0, ..., x_C)`` (every count ``<= L``)."""
+        L, n_srv = self.truncation, self.n_classes + 1
+        x = [int(v) for v in state]
+        if len(x) != n_srv or min(x) < 0 or max(x) > L:
+            raise ArgumentError("state", f"state must be {n_srv} counts in 0..{L}, got {state}")
+        integer("job_class", job_class, 1, self.n_classes)
+        s = int(np.ravel_multi_index(x, (L + 1,) * n_srv))
+        return job_class if (int(self.mask[s]) >> (job_class - 1)) & 1 else 0
+
+    def decision_table(self) -> np.ndarray:
+        """``d[x_0, ..., x_C, i - 1]`` (bool, shape ``(L + 1,)^(C + 1) + (C,)``): True where the
+        optimal policy routes a class-``i`` arrival to server ``i``."""
+        shape = (self.truncation + 1,) * (self.n_classes + 1)
+        bits = np.arange(self.n_classes, dtype=np.uint32)
+        return (
+            ((self.mask[:, None] >> bits[None, :]) & 1).astype(bool).reshape(*shape, self.n_classes)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON object: ``cost``, ``bounds`` ``[lower, upper]``, ``truncation``,
+        ``converged``, ``certified``, ``boundary_mass``, ``lost_rate``, ``table_cost``,
+        ``iterations``, ``seconds``, ``history`` (lists ``[L, cost, lower, upper]``); the
+        decision table and the relative values stay attributes."""
+        return {
+            "cost": float(self.cost),
+            "bounds": [float(self.lower), float(self.upper)],
+            "truncation": int(self.truncation),
+            "converged": bool(self.converged),
+            "certified": bool(self.certified),
+            "boundary_mass": float(self.boundary_mass),
+            "lost_rate": float(self.lost_rate),
+            "table_cost": float(self.table_cost),
+            "iterations": int(self.iterations),
+            "seconds": float(self.seconds),
+            "history": [[int(r[0]), *(float(v) for v in r[1:])] for r in self.history],
+        }
+
+
+def optimal_policy(
+    instance: Instance,
+    truncation: int | None = None,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    start: int | None = None,
+    max_level: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_iter: int = 2_000_000,
+    strict: bool = True,
+    progress: Callable[..., Any] | None = None,
+) -> OptimalResult:
+    """The optimal dynamic routing of ``instance`` on the truncated chain (module docstring).
+
+    Parameters
+    ----------
+    truncation:
+        ``None``: levels ``start`` (default :data:`START_LEVEL`), then times
+        :data:`LEVEL_FACTOR`, until the optimal cost moves by at most ``rtol`` relative
+        between two levels (certified). An integer: that level only, as it stands.
+    rtol:
+        Relative tolerance of the certification; value iteration stops when its span bounds
+        are within ``rtol / 10`` (relative).
+    max_level, max_bytes:
+        The automatic levels stay at most ``max_level`` (default :data:`DEFAULT_MAX_LEVEL`)
+        and within ``max_bytes`` of memory (:func:`chain_bytes`). A chain that does not fit at
+        the first level (``start``, or the explicit level) raises
+        :class:`~queue_routing.errors.ArgumentError` naming the memory it needs: the classes
+        are too many for the exact chain.
+    strict:
+        Raise :class:`~queue_routing.errors.AccuracyError` when the cost is not certified (or
+        value iteration does not converge in ``max_iter`` steps); with ``strict=False`` the
+        result is returned with ``converged`` False.
+
+    Examples
+    --------
+    The optimum is below PI's cost, and the stationary cost of its decision table is the
+    value iteration's cost:
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> opt = optimal_policy(inst)
+    >>> opt.converged, opt.lower <= opt.cost <= opt.upper
+    (True, True)
+    >>> bool(opt.cost <= evaluate_policy(inst, "pi", opt.truncation, certify=False).cost)
+    True
+    >>> bool(abs(opt.table_cost - opt.cost) < 1e-5 * opt.cost)
+    True
+    """
+    positive("rtol", rtol)
+    n_srv = instance.n_classes + 1
+    explicit = truncation is not None
+    if explicit:
+        levels_cap = _level(truncation)
+        L = levels_cap
+    else:
+        levels_cap = _levels_cap(instance, max_level, max_bytes)
+        L = START_LEVEL if start is None else _level(start)
+    check_memory(instance.n_classes, L, max_bytes)  # C too large: the memory it needs
+    t0 = time.perf_counter()
+    history: list[tuple[int, float, float, float]] = []
+    iterations = 0
+    h = None
+    prev = None
+    while True:
+        h = _start_values(instance, L, h)
+        it, lower, upper, ok = _iterate(
+            instance, L, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter, progress
+        )
+        iterations += it
+        cost = 0.5 * (lower + upper)
+        history.append((L, cost, lower, upper))
+        if not ok:
+            msg = (
+                f"truncation: relative value iteration at level {L} did not converge in {it} "
+                f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
+            )
+            if strict:
+                raise AccuracyError(msg)
+            break
+        certified = prev is not None and abs(cost - prev) <= rtol * abs(cost)
+        nxt = _next_level(L)
+        if explicit or certified or nxt > levels_cap:
+            break
+        prev, L = cost, nxt
+    certified = (not explicit) and ok and prev is not None and abs(cost - prev) <= rtol * abs(cost)
+    if not explicit and not certified and strict:
+        raise AccuracyError(
+            f"truncation: the optimal cost is not stable to rtol {rtol:g} below level "
+            f"{levels_cap} (levels and costs {[(r[0], r[1]) for r in history[-3:]]})"
+        )
+    mask = greedy_mask(h, L, n_srv)
+    table_cost, _, boundary, lost, _ = _stationary(instance, L, MODE_TABLE, mask, np.zeros(1))
+    return OptimalResult(
+        cost=float(cost),
+        lower=float(lower),
+        upper=float(upper),
+        truncation=int(L),
+        converged=bool(ok and (explicit or certified)),
+        certified=bool(certified),
+        boundary_mass=boundary,
+        lost_rate=lost,
+        table_cost=table_cost,
+        iterations=int(iterations),
+        seconds=time.perf_counter() - t0,
+        history=tuple(history),
+        n_classes=instance.n_classes,
+        mask=mask,
+        relative_values=h.reshape((L + 1,) * n_srv),
+    )
+
+
+def _up(h: np.ndarray, axis: int) -> np.ndarray:
+    """``h(x + e_axis)``, and ``h(x)`` where ``x_axis = L`` (the job lost)."""
+    out = h.copy()
+    sl = [slice(None)] * h.ndim
+    src = list(sl)
+    sl[axis] = slice(0, -1)
+    src[axis] = slice(1, None)
+    out[tuple(sl)] = h[tuple(src)]
+    return out
+
+
+def _down(h: np.ndarray, axis: int) -> np.ndarray:
+    """``h(x - e_axis)`` where ``x_axis > 0`` (zero elsewhere: multiplied by a zero rate)."""
+    out = np.zeros_like(h)
+    sl = [slice(None)] * h.ndim
+    src = list(sl)
+    sl[axis] = slice(1, None)
+    src[axis] = slice(0, -1)
+    out[tuple(sl)] = h[tuple(src)]
+    return out
+
+
+def optimal_values_vectorised(
+    instance: Instance, truncation: int, rtol: float = DEFAULT_RTOL / 10, max_iter: int = 2_000_000
+) -> tuple[np.ndarray, int, float, float, bool]:
+    """The value iteration of :func:`optimal_policy` at one level in numpy, vectorised over
+    the state grid (the reference implementation of the compiled kernel and the baseline of
+    ``benchmarks/optimal_value_iteration.py``), from the same start (PI's separable values).
+    Returns ``(h, iterations, lower, upper, converged)``, ``h`` of shape ``(L + 1,)^(C + 1)``.
+    """
+    L = _level(truncation)
+    n_srv = instance.n_classes + 1
+    eta, mu, cost, big_lam = _rates(instance)
+    h = _start_values(instance, L, None).reshape((L + 1,) * n_srv)
+    grid = np.indices(h.shape)
+    holding = np.tensordot(cost, grid, axes=1).astype(float)
+    busy = [grid[j] > 0 for j in range(n_srv)]
+    stay = big_lam - eta.sum() - sum(mu[j] * busy[j] for j in range(n_srv))
+    lower = upper = math.nan
+    for it in range(1, max_iter + 1):
+        h0 = _up(h, 0)
+        th = holding + stay * h
+        for j in range(n_srv):
+            th += mu[j] * _down(h, j)
+        for i in range(1, n_srv):
+            th += eta[i - 1] * np.minimum(_up(h, i), h0)
+        th /= big_lam
+        diff = th - h
+        lower, upper = big_lam * float(diff.min()), big_lam * float(diff.max())
+        h = th - th.flat[0]
+        if upper - lower <= rtol * 0.5 * abs(upper + lower):
+            return h, it, lower, upper, True
+    return h, max_iter, lower, upper, False
+
+
+# -- every policy against the optimum -----------------------------------------------------------
+@dataclass(frozen=True)
+class OptimalComparison:
+    """The optimum and each policy's exact cost on the chain, with the gaps.
+
+    ``gaps[name] = 100 (cost - optimum) / optimum`` (percent of the optimal cost).
+    """
+
+    optimal: OptimalResult
+    evaluations: dict[str, ChainEvaluation]
+
+    @property
+    def gaps(self) -> dict[str, float]:
+        """Each policy's gap to the optimum, percent of the optimal cost."""
+        g = self.optimal.cost
+        return {k: 100.0 * (ev.cost - g) / g for k, ev in self.evaluations.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON object: ``cost``, ``bounds``, ``truncation``, ``converged``,
+        ``boundary_mass`` of the optimum, and ``policies``: per policy ``cost``, ``gap_pct``,
+        ``truncation``, ``boundary_mass`` and ``certified``."""
+        opt = self.optimal
+        gaps = self.gaps
+        return {
+            "cost": float(opt.cost),
+            "bounds": [float(opt.lower), float(opt.upper)],
+            "truncation": int(opt.truncation),
+            "converged": bool(opt.converged),
+            "boundary_mass": float(opt.boundary_mass),
+            "policies": {
+                k: {
+                    "cost": float(ev.cost),
+                    "gap_pct": float(gaps[k]),
+                    "truncation": int(ev.truncation),
+                    "boundary_mass": float(ev.boundary_mass),
+                    "certified": bool(ev.certified),
+                }
+                for k, ev in self.evaluations.items()
+            },
+        }
+
+
+def compare_with_optimum(
+    instance: Instance,
+    policies: Sequence[Any] = CHAIN_POLICIES,
+    truncation: int | None = None,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    max_level: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    strict: bool = True,
+    progress: Callable[..., Any] | None = None,
+) -> OptimalComparison:
+    """:func:`optimal_policy` and :func:`evaluate_policy` of each of ``policies``.
+
+    With ``truncation=None`` each policy's level starts one step below the optimum's
+    certified level and is raised until its own cost is certified (a policy with a heavier
+    tail than the optimum needs a higher level); with an explicit level every policy is
+    solved at that level. A policy whose cost cannot be certified is reported with
+    ``certified`` False (never an error: the optimum still is).
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
+    >>> cmp = compare_with_optimum(inst, ["bernoulli", "pi", "pi2"], rtol=1e-5)
+    >>> all(g > -1e-3 for g in cmp.gaps.values()), cmp.gaps["pi2"] <= cmp.gaps["pi"] + 1e-3
+    (True, True)
+    """
+    opt = optimal_policy(
+        instance, truncation, rtol=rtol, max_level=max_level, max_bytes=max_bytes,
+        strict=strict, progress=progress,
+    )  # fmt: skip
+    evaluations = {}
+    for policy in policies:
+        pol = resolve_chain_policy(policy)
+        name = policy_name(pol)
+        if truncation is not None:
+            evaluations[name] = evaluate_policy(
+                instance, pol, truncation, certify=False, rtol=rtol, max_bytes=max_bytes
+            )
+        else:
+            evaluations[name] = evaluate_policy(
+                instance, pol, opt.truncation, rtol=rtol, max_level=max_level,
+                max_bytes=max_bytes,
+            )  # fmt: skip
+    return OptimalComparison(optimal=opt, evaluations=evaluations)

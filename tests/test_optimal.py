@@ -1,0 +1,254 @@
+"""Part A's optimal dynamic routing on the truncated chain (multiskill.optimal), each check
+against an independent reference: exhaustive search over every deterministic policy of a
+tiny chain (dense linear solves in numpy), the generator and solvers of multiskill.markov,
+the numpy value iteration, the compiled simulator within its interval, and the policy
+improvement theorem."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from queue_routing.cli import main
+from queue_routing.errors import AccuracyError, ArgumentError
+from queue_routing.multiskill import Instance, simulate
+from queue_routing.multiskill.markov import stationary_cost
+from queue_routing.multiskill.optimal import (
+    CHAIN_POLICIES,
+    bernoulli_chain,
+    chain_bytes,
+    compare_with_optimum,
+    evaluate_policy,
+    largest_level,
+    optimal_policy,
+    optimal_values_vectorised,
+    pi2_table,
+    policy_relative_values,
+)
+
+C2 = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
+
+
+# -- the optimum of a tiny chain by exhaustive search ------------------------------------------
+def _brute_force_optimum(inst: Instance, L: int) -> float:
+    """The least stationary cost over every deterministic policy of the C = 1 chain truncated
+    at ``L`` (2^((L+1)^2) policies; each a dense solve of pi Q = 0, sum pi = 1)."""
+    eta, (mu0, mu1), (c0, c1) = inst.eta[0], inst.mu, inst.cost
+    states = [(a, b) for a in range(L + 1) for b in range(L + 1)]
+    idx = {s: k for k, s in enumerate(states)}
+    n = len(states)
+    base = np.zeros((n, n))
+    arr_ded = np.zeros((n, n))  # the arrival's transition if routed to server 1
+    arr_sh = np.zeros((n, n))  # ... to server 0
+    for (a, b), k in idx.items():
+        if a > 0:
+            base[k, idx[a - 1, b]] += mu0
+        if b > 0:
+            base[k, idx[a, b - 1]] += mu1
+        if b < L:
+            arr_ded[k, idx[a, b + 1]] += eta
+        if a < L:
+            arr_sh[k, idx[a + 1, b]] += eta
+    cost = np.array([c0 * a + c1 * b for a, b in states])
+    best = math.inf
+    choices = np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)  # 1: dedicated
+    for chunk in np.array_split(choices, max(1, len(choices) // 4096)):
+        off = (
+            base[None] + chunk[:, :, None] * arr_ded[None] + (1 - chunk)[:, :, None] * arr_sh[None]
+        )
+        q = off - np.einsum("pij->pi", off)[:, :, None] * np.eye(n)[None]
+        a = np.transpose(q, (0, 2, 1)).copy()
+        a[:, -1, :] = 1.0  # replace one balance equation by the normalisation
+        rhs = np.zeros(n)
+        rhs[-1] = 1.0
+        pi = np.linalg.solve(a, np.broadcast_to(rhs, (len(chunk), n))[..., None])[..., 0]
+        best = min(best, float((pi @ cost).min()))
+    return best
+
+
+def test_c1_optimum_is_the_best_of_every_deterministic_policy():
+    inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
+    L = 3  # 16 states, 65 536 policies
+    opt = optimal_policy(inst, L, rtol=1e-10)
+    ref = _brute_force_optimum(inst, L)
+    assert opt.converged and not opt.certified
+    assert opt.lower - 1e-12 <= ref <= opt.upper + 1e-12
+    assert opt.cost == pytest.approx(ref, rel=1e-8)
+
+
+def test_c1_optimal_table_is_a_switching_curve_inside_the_box():
+    """Away from the truncation the C = 1 optimum routes to the dedicated server below a
+    nondecreasing switching curve x_1 <= f(x_0) (a threshold in x_1 for each x_0)."""
+    inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
+    opt = optimal_policy(inst, rtol=1e-7)
+    d = opt.decision_table()[..., 0]
+    inner = opt.truncation // 2
+    thresholds = []
+    for x0 in range(inner):
+        col = d[x0, :inner]
+        k = int(np.argmin(col)) if not col.all() else inner
+        assert col[:k].all() and not col[k:].any()  # a threshold in x_1
+        thresholds.append(k)
+    assert thresholds == sorted(thresholds)
+
+
+# -- the optimum against every policy ----------------------------------------------------------
+@st.composite
+def small_instances(draw, max_classes=2):
+    c = draw(st.integers(1, max_classes))
+    mu = [draw(st.floats(0.3, 3.0)) for _ in range(c + 1)]
+    cost = [draw(st.floats(0.2, 5.0)) for _ in range(c + 1)]
+    load = draw(st.floats(0.2, 0.6))
+    w = np.array([draw(st.floats(0.2, 1.0)) for _ in range(c)])
+    eta = w / w.sum() * load * sum(mu)
+    try:
+        return Instance(mu=mu, cost=cost, eta=eta)
+    except ValueError:  # an unstable draw
+        return Instance(mu=[1.0] * (c + 1), cost=cost, eta=[0.5 * load] * c)
+
+
+@settings(max_examples=12, deadline=None)
+@given(small_instances())
+def test_optimum_below_every_policy_on_the_same_chain(inst):
+    L = 8
+    opt = optimal_policy(inst, L, rtol=1e-9)
+    for policy in CHAIN_POLICIES:
+        ev = evaluate_policy(inst, policy, L, certify=False)
+        assert opt.lower <= ev.cost * (1 + 1e-9), policy
+
+
+@settings(max_examples=10, deadline=None)
+@given(small_instances())
+def test_pi2_improves_on_pi(inst):
+    """The policy improvement theorem on the chain: greedy for PI's values is no worse."""
+    L = 8
+    pi = evaluate_policy(inst, "pi", L, certify=False).cost
+    pi2 = evaluate_policy(inst, pi2_table(inst, L, rtol=1e-10), L, certify=False).cost
+    assert pi2 <= pi * (1 + 1e-8)
+
+
+def test_optimal_table_cost_within_the_value_iteration_bounds():
+    opt = optimal_policy(C2, 15, rtol=1e-9)
+    # the Gauss-Seidel solve of the greedy table, a second computation of the same number
+    assert opt.lower - 1e-9 <= opt.table_cost <= opt.upper + 1e-9
+
+
+def test_compiled_value_iteration_matches_numpy():
+    L = 12
+    h, it, lower, upper, ok = optimal_values_vectorised(C2, L, 1e-9)
+    opt = optimal_policy(C2, L, rtol=1e-8)  # value iteration to rtol / 10 = 1e-9
+    assert ok and opt.iterations == it
+    assert opt.lower == pytest.approx(lower, rel=1e-11)
+    assert opt.upper == pytest.approx(upper, rel=1e-11)
+    np.testing.assert_allclose(opt.relative_values, h, rtol=1e-9, atol=1e-9)
+
+
+# -- policy evaluation against multiskill.markov and the closed form ---------------------------
+@pytest.mark.parametrize("policy", ["jsq", "led", "io", "pi"])
+def test_index_policy_cost_matches_markov(policy):
+    L = 14
+    ours = evaluate_policy(C2, policy, L, certify=False)
+    ref = stationary_cost(C2, policy, L, method="direct")  # sparse LU of the generator
+    assert ours.cost == pytest.approx(ref.cost, rel=1e-9)
+    assert ours.boundary_mass == pytest.approx(ref.boundary_mass, rel=1e-6, abs=1e-15)
+    assert ours.lost_rate == pytest.approx(ref.lost_rate, rel=1e-6, abs=1e-15)
+    np.testing.assert_allclose(ours.per_server_mean_jobs, ref.per_server_mean_jobs, rtol=1e-9)
+
+
+def test_bernoulli_chain_matches_markov_and_the_product_form():
+    L = 14
+    assert bernoulli_chain(C2, L)[0] == pytest.approx(
+        stationary_cost(C2, "bernoulli", L, method="direct").cost, rel=1e-10
+    )
+    from queue_routing.multiskill import solve
+
+    assert evaluate_policy(C2, "bernoulli", rtol=1e-9).cost == pytest.approx(
+        solve(C2).cost, rel=1e-8
+    )
+
+
+def test_policy_value_iteration_bounds_contain_the_stationary_cost():
+    h, lower, upper = policy_relative_values(C2, "led", 14, rtol=1e-9)
+    ev = evaluate_policy(C2, "led", 14, certify=False)
+    assert lower - 1e-9 <= ev.cost <= upper + 1e-9
+    assert h.shape == (15, 15, 15) and h[0, 0, 0] == 0.0
+
+
+def test_chain_cost_within_the_simulators_interval():
+    inst = Instance(mu=[1.5, 1.0, 0.8], cost=[1.0, 2.0, 3.0], eta=[0.9, 0.7])
+    exact = evaluate_policy(inst, "led", rtol=1e-7)
+    assert exact.certified
+    sim = simulate(inst, "led", horizon=4000.0, replications=10, seed=11, keys=("optimal",))
+    assert abs(sim.cost - exact.cost) <= sim.ci95
+
+
+# -- truncation ------------------------------------------------------------------------------
+def test_certified_cost_unchanged_when_the_level_grows():
+    rtol = 1e-6
+    opt = optimal_policy(C2, rtol=rtol)
+    assert opt.converged and opt.certified
+    bigger = optimal_policy(C2, 2 * opt.truncation, rtol=rtol / 10)
+    assert abs(bigger.cost - opt.cost) <= rtol * opt.cost
+    assert opt.boundary_mass < 1e-6
+
+
+def test_uncertified_level_is_reported_or_raised():
+    inst = Instance(mu=[1.0, 1.0, 1.0], cost=[1.0, 1.0, 1.0], eta=[1.35, 1.35])  # load 0.9
+    with pytest.raises(AccuracyError, match="not stable"):
+        optimal_policy(inst, max_level=15)
+    res = optimal_policy(inst, max_level=15, strict=False)
+    assert not res.converged and not res.certified and res.truncation == 15
+
+
+def test_memory_of_a_large_chain_is_named():
+    assert chain_bytes(2, 99) == 40 * 100**3
+    assert chain_bytes(3, largest_level(3)) <= 8 * 2**30 < chain_bytes(3, largest_level(3) + 1)
+    inst = Instance(mu=[1.0] * 9, cost=[1.0] * 9, eta=[0.5] * 8)
+    with pytest.raises(ArgumentError, match=r"truncation: .* GiB of memory") as info:
+        optimal_policy(inst)
+    assert info.value.argument == "truncation"
+
+
+def test_decision_accessors_agree():
+    opt = optimal_policy(C2, 10, rtol=1e-8)
+    table = opt.decision_table()
+    assert table.shape == (11, 11, 11, 2)
+    for x in [(0, 0, 0), (3, 1, 4), (10, 2, 7), (5, 10, 0)]:
+        for i in (1, 2):
+            assert opt.route(x, i) == (i if table[(*x, i - 1)] else 0)
+
+
+def test_comparison_gaps():
+    cmp = compare_with_optimum(C2, ["bernoulli", "pi", "pi2"], rtol=1e-5)
+    d = cmp.to_dict()
+    for name, row in d["policies"].items():
+        assert row["gap_pct"] == pytest.approx(100 * (row["cost"] / d["cost"] - 1), rel=1e-12)
+        assert row["gap_pct"] > -1e-3, name
+
+
+# -- the command line --------------------------------------------------------------------------
+def test_cli_optimal_contract(capsys, tmp_path):
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(C2.to_dict()))
+    code = main(["multiskill", "optimal", str(path), "--rtol", "1e-5"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    obj = json.loads(out)
+    assert {"cost", "bounds", "truncation", "converged", "policies"} <= set(obj)
+    assert obj["bounds"][0] <= obj["cost"] <= obj["bounds"][1] and obj["converged"] is True
+    assert list(obj["policies"]) == list(CHAIN_POLICIES)
+    for row in obj["policies"].values():
+        assert {"cost", "gap_pct"} <= set(row)
+
+
+def test_cli_optimal_too_many_classes(capsys, tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"mu": [1.0] * 11, "cost": [1.0] * 11, "eta": [0.5] * 10}))
+    code = main(["multiskill", "optimal", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "GiB" in err and "--truncation" in err
