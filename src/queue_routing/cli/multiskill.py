@@ -43,7 +43,28 @@ def _simulate(args: argparse.Namespace) -> dict[str, Any]:
         table_size=args.table_size,
         progress=progress,
         job_sizes=args.job_sizes,
+        on_table_bound="raise",  # as compare-policies: a truncated policy is no answer
     ).to_dict()
+
+
+def _optimal(args: argparse.Namespace) -> dict[str, Any]:
+    import warnings
+
+    from ..multiskill import Instance
+    from ..multiskill.optimal import compare_with_optimum
+
+    instance = Instance.from_dict(read_json(args.instance))
+    progress = terminal_progress(None, "relative value iteration", unit="iteration")
+    res = compare_with_optimum(
+        instance, args.policies, args.truncation, rtol=args.rtol, strict=False, progress=progress
+    )
+    if not res.optimal.converged:
+        warnings.warn(
+            f"the optimal cost is not certified at level {res.optimal.truncation} (converged "
+            "false): the truncation may still decide it",
+            stacklevel=1,
+        )
+    return res.to_dict()
 
 
 # -- the options only Part A has ----------------------------------------------------------------
@@ -72,7 +93,7 @@ def _add_job_sizes(sub: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds Part A's subcommands (solve, compare, simulate, compare-policies) to
+    """Adds Part A's subcommands (solve, compare, simulate, compare-policies, optimal) to
     ``subparsers``, the ``multiskill`` command's."""
     from ..multiskill.policies import POLICY_DESCRIPTIONS
 
@@ -126,8 +147,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_job_sizes(sim)
     options.add_table_size(
         sim,
-        help="your own policy: its index is tabulated for 0..TABLE_SIZE jobs per server "
-        "(arrivals beyond are counted and reported)",
+        help="your own policy: its index is tabulated for 0..TABLE_SIZE jobs per server (an "
+        "arrival beyond it is an error: raise the size)",
     )
     sim.set_defaults(func=_simulate)
 
@@ -152,3 +173,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "arrival beyond it is an error: raise the size)",
     )
     cp.set_defaults(func=compare_policies)
+
+    from ..multiskill.optimal import CHAIN_DESCRIPTIONS
+
+    opt = options.command(
+        subparsers,
+        "optimal",
+        "the optimal dynamic routing (relative value iteration on the truncated chain, "
+        "certified) and each policy's exact cost and gap to it",
+        INSTANCE,
+    )
+    opt.add_argument(
+        "--truncation",
+        type=options.int_at_least(1),
+        default=None,
+        help="solve the chain at this level L only (jobs per server), as it stands (default: "
+        "levels raised until the optimal cost is certified)",
+    )
+    options.add_policies(opt, CHAIN_DESCRIPTIONS)
+    opt.add_argument(
+        "--rtol",
+        type=options.positive_number,
+        default=1e-6,
+        help="relative tolerance of the certified costs",
+    )
+    opt.set_defaults(func=_optimal)
