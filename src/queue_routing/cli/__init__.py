@@ -14,20 +14,18 @@ statuses, writing the output, the signals); each part's subcommands are in its o
 
 from __future__ import annotations
 
-import argparse
+# Only what SIGINT/SIGTERM handling needs is imported here: the console script imports this
+# module before :func:`main` runs, and every moment before ``main`` enters the guard is one
+# at which a signal gets Python's default (a traceback, or death by SIGTERM). The rest, the
+# library and argparse included, is imported under the guard.
 import contextlib
-import importlib
-import json
 import math
 import os
 import signal
 import sys
 import threading
-import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ..io import atomic_path, remove_live_temporaries
 from ..signals import Interrupted, SignalExit, checkpoint, exit_status
 
 __all__ = ["main"]
@@ -36,42 +34,21 @@ __all__ = ["main"]
 PARTS = ("multiskill", "deadlines", "serverpools")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like argparse but terse
-        self.exit(2, f"{self.prog}: error: {message}\n")
+def _build_parser(*, lazy: bool = False):
+    """The whole parser (an :class:`argparse.ArgumentParser`); with ``lazy``, a part's
+    subcommands are added when it parses."""
+    import importlib
 
-
-class _PartParser(_Parser):
-    """The parser of a part (``queue-routing multiskill`` ...): its subcommands are added by
-    the part's ``register`` when it first parses, so that a command imports only its own
-    part of the library (and ``queue-routing --help`` none)."""
-
-    def __init__(self, *args: Any, register: Callable | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._register = register
-
-    def add_commands(self) -> None:
-        """Adds the part's subcommands, once."""
-        if self._register is not None:
-            register, self._register = self._register, None
-            register(self.add_subparsers(dest="command", required=True, parser_class=_Parser))
-
-    def parse_known_args(self, args=None, namespace=None):
-        self.add_commands()
-        return super().parse_known_args(args, namespace)
-
-
-def _build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
-    """The whole parser; with ``lazy``, a part's subcommands are added when it parses."""
     from .. import __version__
+    from .options import Parser, PartParser
 
-    parser = _Parser(
+    parser = Parser(
         prog="queue-routing",
         description="Solvers and simulators for routing in multi-server queueing systems. "
         "Every command reads one JSON instance and prints one JSON object.",
     )
     parser.add_argument("--version", action="version", version=f"queue-routing {__version__}")
-    parts = parser.add_subparsers(dest="part", required=True, parser_class=_PartParser)
+    parts = parser.add_subparsers(dest="part", required=True, parser_class=PartParser)
     for name in PARTS:
         part = importlib.import_module(f".{name}", __package__)
         sub = parts.add_parser(name, help=part.HELP, register=part.register)
@@ -80,7 +57,7 @@ def _build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
-def _finite_or_none(x: Any) -> Any:
+def _finite_or_none(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     if isinstance(x, dict):
@@ -102,6 +79,8 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def _write_output(text: str, output: str | None) -> None:
+    from ..io import atomic_path
+
     if output is not None:
         with atomic_path(output) as tmp:
             tmp.write_text(text)
@@ -125,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
 
     def forced_exit(signum: int) -> None:  # the watcher thread: the main one is not at a
-        remove_live_temporaries()  # safe point (compiling, in a kernel): no import, no lock
+        io = sys.modules.get("queue_routing.io")  # safe point (compiling, in a kernel): no
+        if io is not None:  # import, no lock (without the module, no temporary file exists)
+            io.remove_live_temporaries()
         line = f"queue-routing: error: interrupted by {signal.Signals(signum).name}\n"
         with contextlib.suppress(OSError):
             os.write(2, line.encode())
@@ -154,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None, guard: SignalExit) -> int:
     """Parse (a user policy is loaded then), run the command and write its output; the exit
     status, or :class:`~queue_routing.signals.Interrupted` once a signal has come."""
+    import json
+    import warnings
+
     from ..user_policy import UserPolicyError
     from .common import CliError
 

@@ -23,6 +23,34 @@ HORIZON_HELP = "measured time per replication (time units)"
 WARMUP_HELP = "discarded time before the measurement (time units); default 10%% of the horizon"
 
 
+class Parser(argparse.ArgumentParser):
+    """The command's parsers: an error is one line and exit status 2, as argparse's but
+    terse."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class PartParser(Parser):
+    """The parser of a part (``queue-routing multiskill`` ...): its subcommands are added by
+    the part's ``register`` when it first parses, so that a command imports only its own
+    part of the library (and ``queue-routing --help`` none)."""
+
+    def __init__(self, *args, register: Callable | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._register = register
+
+    def add_commands(self) -> None:
+        """Adds the part's subcommands, once."""
+        if self._register is not None:
+            register, self._register = self._register, None
+            register(self.add_subparsers(dest="command", required=True, parser_class=Parser))
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.add_commands()
+        return super().parse_known_args(args, namespace)
+
+
 class HelpWithDefaults(argparse.HelpFormatter):
     """Appends "(default: X)" to the help of every option that has a default."""
 

@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..errors import ArgumentError
+from ..errors import AccuracyError, ArgumentError
+from ..paired import on_table_bound_choice
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..user_policy import DEFAULT_TABLE_SIZE, policy_name
@@ -379,6 +380,7 @@ def simulate(
     table_size: int = DEFAULT_TABLE_SIZE,
     progress: Callable[[], Any] | None = None,
     job_sizes: Any = None,
+    on_table_bound: str = "report",
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance``: mean holding cost rate with a 95% CI.
 
@@ -439,6 +441,10 @@ def simulate(
         (>= 1). Arrivals that find a compared server beyond it are counted in the result's
         ``table_bound`` and reported by a :class:`~queue_routing.errors.TableBoundWarning`;
         unused by the built-in policies.
+    on_table_bound:
+        ``"report"`` (the count and the warning above) or ``"raise"``: such a run is refused
+        with an :class:`~queue_routing.errors.AccuracyError`, as a paired comparison refuses
+        it (the command's ``simulate`` does).
 
     job_sizes:
         The job-size law (mean 1): ``None`` or ``"exponential"`` for the uniformised chain
@@ -469,6 +475,7 @@ def simulate(
     True
     """
     law = general_law(job_sizes)  # docs/multiskill.md#general-job-sizes
+    on_table_bound = on_table_bound_choice(on_table_bound)
     warmup = check_args(instance, horizon, warmup, replications, seed)
     policy = resolve(policy)
     spec = RunSpec.checked(
@@ -483,6 +490,11 @@ def simulate(
         block = run_general(instance, policy, indices, law, spec, progress)
         result = GeneralSimulationResult
     wall = time.perf_counter() - t0
+    if block.table_bound and on_table_bound == "raise":
+        raise AccuracyError(
+            f"table_size: {block.table_bound} measured arrivals under {block.policy} found a "
+            f"server beyond the index table (x > {table_size}); raise table_size"
+        )
     if block.table_bound:
         warn_table_bound(block, table_size)
     return result.of_run(block, spec, wall_seconds=wall)
