@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import options
 from ..errors import ArgumentError
+from . import options
 from .common import read_json
 
 HELP = "Part C: large flexible server pools (LQFS-LB)"

@@ -97,6 +97,7 @@ __all__ = [
     "multiskill_event_rate",
     "multiskill_job_sizes_event_rate",
     "multiskill_job_sizes_seconds",
+    "multiskill_optimal_seconds",
     "multiskill_simulation_seconds",
     "multiskill_solve_seconds",
     "runtime_minutes",
@@ -144,6 +145,13 @@ MULTISKILL_SECONDS_PER_RUN = (1e-3, 2e-5)
 #: Part A: wall time (s) of one event of the event-driven simulator of general job sizes
 #: (docs/multiskill.md#general-job-sizes): measured about 1.1e-7 s on Table 1, rounded up.
 MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT = 1.5e-7
+#: Part A: one instance of the optimal-routing study (s) at total load 0.5, by number of
+#: classes C (the optimum by relative value iteration and six policies evaluated on the
+#: truncated chain, every cost certified at rtol 1e-4); the time grows like
+#: ``((1 - 0.5) / (1 - load)) ** MULTISKILL_OPTIMAL_LOAD_POWER`` (the chain's mixing time and
+#: the truncation level both grow with the load).
+MULTISKILL_OPTIMAL_SECONDS = {2: 1.5, 3: 10.0}
+MULTISKILL_OPTIMAL_LOAD_POWER = 3.0
 #: Part A: Table 1's sum of capacities ``sum mu_j`` and sum of intensities ``sum eta_i``
 #: (Sec. 6.3 of the paper; work per unit time; docs/multiskill.md).
 TABLE1_MU, TABLE1_ETA = 176.0, 117.0
@@ -305,6 +313,21 @@ def multiskill_compare_seconds(n_instances: int, n_classes: int) -> float:
     return multiskill_solve_seconds(n_instances, n_classes, 1)
 
 
+def multiskill_optimal_seconds(n_classes: int, loads: Sequence[float], kinds: int) -> float:
+    """Predicted wall time (s) of the optimal-routing study for ``n_classes`` classes:
+    ``kinds`` templates at each of ``loads``, each instance
+    ``MULTISKILL_OPTIMAL_SECONDS[C] ((1 - 0.5) / (1 - load)) ** MULTISKILL_OPTIMAL_LOAD_POWER``
+    (C beyond 3 costs as C = 3 times 10 per extra class).
+
+    >>> round(multiskill_optimal_seconds(2, [0.5, 0.75], 2), 3)
+    27.0
+    """
+    c = integer("n_classes", n_classes, 1)
+    base = MULTISKILL_OPTIMAL_SECONDS.get(c, MULTISKILL_OPTIMAL_SECONDS[3] * 10.0 ** max(0, c - 3))
+    scale = sum(((1 - 0.5) / (1 - float(r))) ** MULTISKILL_OPTIMAL_LOAD_POWER for r in loads)
+    return int(kinds) * base * scale
+
+
 def multiskill_job_sizes_event_rate(n_classes: int | None = None) -> float:
     """Expected events (arrivals and departures) per unit time of the job-size study's
     event-driven simulator: ``2 sum(eta)``, every arrival departing. ``n_classes=None``:
@@ -449,9 +472,7 @@ def serverpools_policy_run_length(
     20.909
     """
     if policy == "lqfs-lb":
-        return serverpools_run_length(
-            example, r, horizon=horizon, warmup_margin=warmup_margin
-        )
+        return serverpools_run_length(example, r, horizon=horizon, warmup_margin=warmup_margin)
     gamma = SERVERPOOLS_POLICY_GROWTH_RATES[example, policy]
     return warmup_margin / (2.0 * -gamma) + float(horizon)
 
