@@ -51,18 +51,22 @@ same events as the built-ins (common random numbers, ``docs/README.md#random-num
 Every problem is a :class:`UserPolicyError` (a ``ValueError``) with one line that names the
 policy: file missing, not a Python file, the module failing to import, name missing, not
 callable, a signature that does not take ``(server, jobs, instance)``, an exception raised
-by the function, or a value that is not a finite number ``>= 0``. The CLI prints it as one
-line and exits with status 2.
+by the function (``sys.exit`` included), or a value that is not a finite real number ``>= 0``
+(a complex number, or an integer too large for a double, is not). The CLI prints it as one
+line and exits with status 2. While the user's code runs (its module's import, the index
+calls) whatever it prints goes to stderr, never into a result written to stdout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import math
+import numbers
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,21 +236,69 @@ def _check_signature(name: str, func: Any) -> None:
         ) from None
 
 
+class _ToStderr:
+    """What the user's code prints to ``sys.stdout``, sent to ``sys.stderr``; remembers
+    whether a line was left open (so that the next message starts on a line of its own)."""
+
+    def __init__(self) -> None:
+        self.open_line = False
+
+    def write(self, text: str) -> int:
+        if text:
+            sys.stderr.write(text)
+            self.open_line = not text.endswith("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _user_code() -> Iterator[None]:
+    """While the user's code runs: what it prints goes to stderr (stdout carries results),
+    its last line ended."""
+    out = _ToStderr()
+    try:
+        with contextlib.redirect_stdout(out):
+            yield
+    finally:
+        if out.open_line:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write("\n")
+
+
+def _raised(exc: BaseException) -> str:
+    """``Type: message`` of an exception of the user's code, on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _short(v: Any) -> str:
+    """``repr(v)`` in at most 60 characters (an integer of 400 digits is not a message)."""
+    text = repr(v)
+    return text if len(text) <= 60 else f"{text[:28]}...{text[-28:]} ({len(text)} characters)"
+
+
 def _value(policy: UserPolicy, server: int, jobs: int, instance: Any) -> float:
     try:
-        v = policy.index(server, jobs, instance)
-    except Exception as exc:  # the user's code: one line naming the call
-        text = " ".join(str(exc).split())
+        with _user_code():
+            v = policy.index(server, jobs, instance)
+    except (Exception, SystemExit) as exc:  # the user's code: one line naming the call
         raise UserPolicyError(
-            f"policy {policy.name!r}: index({server}, {jobs}, instance) raised "
-            f"{type(exc).__name__}: {text}"
+            f"policy {policy.name!r}: index({server}, {jobs}, instance) raised {_raised(exc)}"
         ) from None
-    if isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.number):
+    if isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real):
         raise UserPolicyError(
             f"policy {policy.name!r}: index({server}, {jobs}, instance) returned "
-            f"{v!r} ({type(v).__name__}), not a number"
+            f"{_short(v)} ({type(v).__name__}), not a number"
         )
-    f = float(v)
+    try:
+        f = float(v)
+    except (OverflowError, TypeError, ValueError):  # an integer beyond the doubles
+        raise UserPolicyError(
+            f"policy {policy.name!r}: index({server}, {jobs}, instance) returned {_short(v)}; "
+            "an index must be finite and >= 0 (a number a double can hold)"
+        ) from None
     if not math.isfinite(f) or f < 0:
         raise UserPolicyError(
             f"policy {policy.name!r}: index({server}, {jobs}, instance) returned {f!r}; "
@@ -315,13 +367,11 @@ def _module(spec: str, path: Path, source: bytes) -> Any:
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[mod_name] = module  # dataclasses and pickling look the module up
     try:
-        loader_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's module: one line naming the file
+        with _user_code():
+            loader_spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the user's module: one line naming the file
         del sys.modules[mod_name]
-        text = " ".join(str(exc).split())
-        raise UserPolicyError(
-            f"policy {spec!r}: importing {path} raised {type(exc).__name__}: {text}"
-        ) from None
+        raise UserPolicyError(f"policy {spec!r}: importing {path} raised {_raised(exc)}") from None
     _MODULES[key] = module
     return module
 

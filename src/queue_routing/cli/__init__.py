@@ -139,7 +139,7 @@ def _run(argv: Sequence[str] | None, guard: SignalExit) -> int:
     import warnings
 
     from ..user_policy import UserPolicyError
-    from .common import CliError
+    from .common import CliError, stdout_to_stderr
 
     parser = _build_parser(lazy=True)
     args = parser.parse_args(argv)
@@ -147,7 +147,8 @@ def _run(argv: Sequence[str] | None, guard: SignalExit) -> int:
         warnings.simplefilter("default")
         warnings.showwarning = _one_line_warning
         try:
-            out = args.func(args)
+            with stdout_to_stderr():
+                out = args.func(args)
             checkpoint()
             _write_output(json.dumps(_finite_or_none(out), allow_nan=False) + "\n", args.output)
             checkpoint()

@@ -1,18 +1,51 @@
 """What the handlers of the ``queue-routing`` subcommands share when they run: reading the
-instance, the progress line, and the one ``compare-policies`` handler of Parts A and B."""
+instance, the progress line, stdout kept for the result, and the one ``compare-policies``
+handler of Parts A and B."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 
 class CliError(Exception):
     """An error reported to the user as one line on stderr (exit status 1)."""
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Inside, file descriptor 1 is stderr's, so that nothing but the command's result reaches
+    stdout: the command computes, and loads user policies, inside it. Not a user policy's
+    ``print`` (which :mod:`queue_routing.user_policy` sends to stderr too) nor a write of
+    its own or of compiled code to the descriptor. Without a usable stdout, nothing changes."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        saved = None
+    if saved is not None:
+        try:
+            os.dup2(2, 1)
+        except OSError:
+            os.close(saved)
+            saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(OSError, ValueError):
+                if sys.stdout is not None:
+                    sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def read_json(source: str) -> Any:

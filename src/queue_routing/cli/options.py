@@ -123,8 +123,11 @@ def _check_policy_name(name: str, known: Sequence[str], unknown: str = "unknown 
             f"{unknown} {name!r} (choose from {', '.join(known)}, or give your own as "
             "path/to/file.py:name)"
         )
+    from .common import stdout_to_stderr
+
     try:
-        load_policy(name)
+        with stdout_to_stderr():  # the user's module runs: stdout is kept for the result
+            load_policy(name)
     except UserPolicyError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return name
