@@ -252,3 +252,32 @@ def test_cli_optimal_too_many_classes(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "GiB" in err and "--truncation" in err
+
+
+# -- the study's tables and figures ------------------------------------------------------------
+def test_study_tables_and_figures():
+    from queue_routing.multiskill.figures_optimal import fig_optimal_gaps, fig_optimal_switching
+    from queue_routing.multiskill.optimal_study import (
+        gap_summary,
+        gaps_markdown,
+        gaps_wide,
+        optimal_gap_rows,
+        scaled_instance,
+        switching_rows,
+    )
+
+    rows = optimal_gap_rows([("symmetric-2", 0.5), ("table1-2", 0.5)], ["jsq", "pi"], rtol=1e-3)
+    wide = gaps_wide(rows)
+    # the symmetric instance: JSQ and PI route alike (equal weights), a tie
+    assert wide.loc[0, "best_index"] == "jsq+pi"
+    assert gap_summary(rows).set_index("policy").loc["pi", "best_index"] == 2
+    assert "| symmetric-2 | 2 | 0.5 |" in gaps_markdown(wide)
+    sw = switching_rows("costs-2", 0.5, others=[0, 2], rtol=1e-3)
+    inst = scaled_instance("costs-2", 0.5)
+    opt = optimal_policy(inst, int(sw["truncation"].iloc[0]), rtol=1e-4)
+    r = sw.iloc[5]  # x_other = 0, x0 = 5: the largest x1 routed to server 1 is on the curve
+    if r["optimal"] >= 0:
+        assert opt.route((5, int(r["optimal"]), 0), 1) == 1
+    assert opt.route((5, int(r["optimal"]) + 1, 0), 1) == 0
+    for fig, caption in (fig_optimal_gaps(rows), fig_optimal_switching(sw, "costs-2")):
+        assert fig.axes and "ours" in caption

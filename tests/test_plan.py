@@ -63,6 +63,15 @@ CONFIG = {
             "random_instances": 3,
             "random_horizon": 500.0,
         },
+        "optimal": {
+            "c2_kinds": ["symmetric-2", "costs-2"],
+            "c2_loads": [0.5, 0.75],
+            "c3_kinds": ["symmetric-3"],
+            "c3_loads": [0.5],
+            "policies": ["bernoulli", "pi", "pi2"],
+            "rtol": 1e-4,
+            "switching": {"kind": "costs-2", "load": 0.75, "others": [0, 2]},
+        },
     },
     "deadlines": {
         "exact": {"truncation": 30},
@@ -147,6 +156,14 @@ def test_part_a_jobs_are_predicted_by_their_steps_runs_and_events():
     assert seconds("multiskill_job_sizes", sample="random") == pytest.approx(random_js)
     for rule in ("multiskill_simulate", "multiskill_solve", "multiskill_job_sizes"):
         assert plan.job_mb(rule, {}, CONFIG) == 0.0
+
+
+def test_part_a_optimal_study_is_predicted_by_its_instances_and_loads():
+    # per instance 0.5 s (C = 2) or 9 s (C = 3) at load 0.5, times ((1 - 0.5)/(1 - load))^6
+    c2 = 2 * 0.5 * (1.0 + (0.5 / 0.25) ** 6)
+    assert seconds("multiskill_optimal", n_classes="2") == pytest.approx(c2)
+    assert seconds("multiskill_optimal", n_classes="3") == pytest.approx(9.0)
+    assert seconds("multiskill_optimal_switching") == pytest.approx(0.5 * 64.0)
 
 
 def test_part_a_bernoulli_routing_is_simulated_even_when_not_compared():

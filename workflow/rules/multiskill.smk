@@ -9,6 +9,9 @@ MS_FP = MS["fixed_point"]
 MS_UPDATES = MS_FP["update_rules"]
 MS_SIM = MS["simulation"]
 MS_JS = MS["job_sizes"]
+MS_OPT = MS["optimal"]
+#: Numbers of classes of the optimal-routing study: those with templates and loads.
+MS_OPT_CLASSES = [c for c in (2, 3) if MS_OPT[f"c{c}_kinds"] and MS_OPT[f"c{c}_loads"]]
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
 MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
 # Files of user policies (path/to/file.py:name) in the policy list: inputs of the
@@ -41,6 +44,9 @@ localrules:
     multiskill_fig9,
     multiskill_job_sizes_table,
     multiskill_fig_job_sizes,
+    multiskill_optimal_table,
+    multiskill_fig_optimal,
+    multiskill_fig_optimal_switching,
     multiskill_all,
 
 
@@ -592,6 +598,105 @@ rule multiskill_fig_job_sizes:
         "../scripts/multiskill_job_sizes_figure.py"
 
 
+rule multiskill_optimal:
+    output:
+        rows="results/multiskill/multiskill_optimal/C{n_classes}.csv",
+    log:
+        "logs/multiskill/multiskill_optimal/C{n_classes}.log",
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources(predicted(plan.job_seconds, "multiskill_optimal")),
+    params:
+        kinds=lambda wildcards: MS_OPT[f"c{wildcards.n_classes}_kinds"],
+        loads=lambda wildcards: MS_OPT[f"c{wildcards.n_classes}_loads"],
+        policies=MS_OPT["policies"],
+        rtol=MS_OPT["rtol"],
+    message:
+        "Part A: optimal dynamic routing and exact policy gaps, C={wildcards.n_classes} ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/multiskill_optimal.py"
+
+
+rule multiskill_optimal_switching:
+    output:
+        rows="results/multiskill/multiskill_optimal_switching/switching.csv",
+    log:
+        "logs/multiskill/multiskill_optimal_switching.log",
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources(predicted(plan.job_seconds, "multiskill_optimal_switching")),
+    params:
+        kind=MS_OPT["switching"]["kind"],
+        load=MS_OPT["switching"]["load"],
+        others=MS_OPT["switching"]["others"],
+        rtol=MS_OPT["rtol"],
+    message:
+        "Part A: the optimal switching curve of {params.kind} at load {params.load}"
+    script:
+        "../scripts/multiskill_optimal_switching.py"
+
+
+rule multiskill_optimal_table:
+    input:
+        rows=expand(rules.multiskill_optimal.output.rows, n_classes=MS_OPT_CLASSES),
+    output:
+        rows="results/multiskill/multiskill_optimal_table/rows.csv",
+        gaps=report_table(
+            "results/multiskill/multiskill_optimal_table/gaps.csv",
+            "multiskill_optimal_table",
+            "exact gaps to the optimal dynamic routing",
+        ),
+        summary="results/multiskill/multiskill_optimal_table/summary.csv",
+        markdown="results/multiskill/multiskill_optimal_table/gaps.md",
+    log:
+        "logs/multiskill/multiskill_optimal_table.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: the table of exact gaps to the optimal dynamic routing"
+    script:
+        "../scripts/multiskill_optimal_table.py"
+
+
+rule multiskill_fig_optimal:
+    input:
+        rows=rules.multiskill_optimal_table.output.rows,
+    output:
+        **figure("multiskill_optimal_gaps"),
+    log:
+        "logs/multiskill/multiskill_fig_optimal.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    message:
+        "Part A: how far from optimal, each policy's exact gap (figure)"
+    script:
+        "../scripts/multiskill_optimal_figure.py"
+
+
+rule multiskill_fig_optimal_switching:
+    input:
+        rows=rules.multiskill_optimal_switching.output.rows,
+    output:
+        **figure("multiskill_optimal_switching"),
+    log:
+        "logs/multiskill/multiskill_fig_optimal_switching.log",
+    conda:
+        "../envs/queue-routing.yaml"
+    params:
+        kind=MS_OPT["switching"]["kind"],
+        load=MS_OPT["switching"]["load"],
+    message:
+        "Part A: the optimal switching curve beside PI's line (figure)"
+    script:
+        "../scripts/multiskill_optimal_switching_figure.py"
+
+
 rule multiskill_all:
     input:
         rules.multiskill_iteration_table.output,
@@ -609,3 +714,6 @@ rule multiskill_all:
         rules.multiskill_fig9.output,
         rules.multiskill_job_sizes_table.output,
         rules.multiskill_fig_job_sizes.output,
+        rules.multiskill_optimal_table.output,
+        rules.multiskill_fig_optimal.output,
+        rules.multiskill_fig_optimal_switching.output,

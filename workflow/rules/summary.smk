@@ -17,6 +17,7 @@ rule summary:
         multiskill_simulation=rules.multiskill_simulation_table.output.rows,
         multiskill_load_sweep=rules.multiskill_simulation_table.output.load_sweep,
         multiskill_job_sizes=rules.multiskill_job_sizes_table.output.summary,
+        multiskill_optimal=rules.multiskill_optimal_table.output.summary,
         deadlines_gap=rules.deadlines_gap_table.output.table,
         deadlines_large=rules.deadlines_large_table.output.table,
         deadlines_three=rules.deadlines_three_cluster_table.output.table,

@@ -24,6 +24,9 @@ Modules (each a layer; a reader of Part B or C finds the same layers there):
 - :mod:`.simulation` -- the compiled simulator of those policies (uniformised chain), and
   :mod:`.general` -- the event-driven one for general job sizes (:mod:`.sizes`);
 - :mod:`.markov` -- the same policies' exact cost on the truncated Markov chain;
+- :mod:`.optimal` -- the optimal dynamic routing on that chain (relative value iteration,
+  certified truncation; kernels in :mod:`.optimal_kernels`), every policy's exact gap to it
+  and PI²; its study :mod:`.optimal_study`, figures :mod:`.figures_optimal`;
 - :mod:`.policy_comparison` -- paired, variance-reduced comparisons of those policies;
 - :mod:`.experiments` -- the pipeline's studies as tidy tables; :mod:`.figures` -- its figures.
 
@@ -69,6 +72,14 @@ _EXPORTS = {
         "stationary_cost",
     ),
     ".model": ALL,
+    ".optimal": (
+        "ChainEvaluation",
+        "OptimalComparison",
+        "OptimalResult",
+        "compare_with_optimum",
+        "evaluate_policy",
+        "optimal_policy",
+    ),
     ".policies": (
         "POLICIES",
         "policy_weights",

@@ -205,6 +205,19 @@ def _ms_job_sizes_seconds(config: Config, w: Wildcards) -> float:
     )
 
 
+def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:
+    """The optimal-routing study of one number of classes: its templates at its loads."""
+    opt = config["multiskill"]["optimal"]
+    n = int(w["n_classes"])
+    return cost.multiskill_optimal_seconds(n, opt[f"c{n}_loads"], len(opt[f"c{n}_kinds"]))
+
+
+def _ms_optimal_switching_seconds(config: Config, w: Wildcards) -> float:
+    """The switching curve: one C = 2 optimum at its load."""
+    sw = config["multiskill"]["optimal"]["switching"]
+    return cost.multiskill_optimal_seconds(2, [sw["load"]], 1)
+
+
 # -- Part B --------------------------------------------------------------------------------
 def _dl_large_unit(config: Config, n: Any) -> float:
     """Predicted time (s) of one replication of the policies (PI and the configured ones) on
@@ -376,6 +389,8 @@ _SECONDS: dict[str, Callable[[Config, Wildcards], float]] = {
     "multiskill_simulate": _ms_simulate_seconds,
     "multiskill_simulate_table1": _ms_table1_seconds,
     "multiskill_job_sizes": _ms_job_sizes_seconds,
+    "multiskill_optimal": _ms_optimal_seconds,
+    "multiskill_optimal_switching": _ms_optimal_switching_seconds,
     "deadlines_two_cluster": _dl_two_cluster_seconds,
     "deadlines_large": _dl_large_seconds,
     "deadlines_three_cluster": _dl_three_cluster_seconds,

@@ -66,6 +66,8 @@ TABLES: dict[str, dict[str, str]] = {
         "simulation": "policy simulations, random instances (multiskill_simulation_table)",
         "load_sweep": "policy simulations, Table 1 at s·η (multiskill_simulation_table)",
         "job_sizes": "policies under general job sizes (multiskill_job_sizes_table)",
+        "optimal": "exact gaps to the optimal dynamic routing (multiskill_optimal_table: "
+        "summary.csv)",
     },
     "B": {
         "gap": "mean / max gap to the optimum per sweep (deadlines_gap_table)",
@@ -88,6 +90,9 @@ TABLES: dict[str, dict[str, str]] = {
 #: Part C's tables of the what-to-do-instead study, read by :func:`serverpools_summary` when
 #: all are given (:func:`serverpools_lap_summary`).
 LAP_TABLES = ("lap_slope", "lap_ou", "lap_price")
+#: Part A's table of the optimal-routing study, read by :func:`multiskill_summary` when given
+#: (:func:`_multiskill_optimal`).
+OPTIMAL_TABLES = ("optimal",)
 
 MINUS = "\u2212"
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -220,7 +225,8 @@ def _require(df: pd.DataFrame, columns: Sequence[str], table: str) -> None:
 
 
 def _tables(tables: Mapping[str, pd.DataFrame], part: str) -> None:
-    missing = [name for name in TABLES[part] if name not in tables and name not in LAP_TABLES]
+    optional = LAP_TABLES + OPTIMAL_TABLES
+    missing = [name for name in TABLES[part] if name not in tables and name not in optional]
     if missing:
         raise KeyError(f"Part {part} summary needs the table(s) {', '.join(missing)}")
 
@@ -442,6 +448,35 @@ def _multiskill_job_sizes(rows: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def _multiskill_optimal(summary: pd.DataFrame) -> dict[str, str]:
+    """The optimal-routing study (``multiskill_optimal_table/summary.csv``): per policy its
+    median, largest and smallest exact gap to the optimum (% of the optimal cost, 2 decimals)
+    and on how many instances it is the best index policy (ties counted for each).
+
+    >>> table = pd.DataFrame({"policy": ["pi", "pi2"], "instances": [10, 10],
+    ...     "median_gap_pct": [1.234, 0.011], "max_gap_pct": [4.8, 0.05],
+    ...     "min_gap_pct": [-0.001, -0.002], "best_index": [6, 0]})
+    >>> v = _multiskill_optimal(table)
+    >>> v["A.optimal.instances"], v["A.optimal.pi.median_gap"], v["A.optimal.pi.best_index"]
+    ('10', '1.23', '6')
+    >>> v["A.optimal.pi2.max_gap"], v["A.optimal.pi2.min_gap"]
+    ('0.05', '0.00')
+    """
+    _require(
+        summary,
+        ["policy", "instances", "median_gap_pct", "max_gap_pct", "min_gap_pct", "best_index"],
+        "optimal",
+    )
+    out = {"A.optimal.instances": integer(summary["instances"].max())}
+    for row in summary.itertuples():
+        p = f"A.optimal.{row.policy}"
+        out[f"{p}.median_gap"] = fixed(row.median_gap_pct, 2)
+        out[f"{p}.max_gap"] = fixed(row.max_gap_pct, 2)
+        out[f"{p}.min_gap"] = fixed(max(row.min_gap_pct, 0.0), 2)  # ties within the tolerance
+        out[f"{p}.best_index"] = integer(row.best_index)
+    return out
+
+
 def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     """Part A's README numbers from its tables (names and files in :data:`TABLES` ``["A"]``).
 
@@ -457,7 +492,9 @@ def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     * ``A.load_sweep.<policy>.s<s>.*`` (``load_sweep.csv``): see
       :func:`_multiskill_load_sweep`;
     * ``A.job_sizes.*`` (``multiskill_job_sizes_table/summary.csv``): see
-      :func:`_multiskill_job_sizes`.
+      :func:`_multiskill_job_sizes`;
+    * ``A.optimal.*`` (``multiskill_optimal_table/summary.csv``, when given): see
+      :func:`_multiskill_optimal`.
 
     >>> solutions = pd.DataFrame({
     ...     "solver": ["exact"] * 3 + ["fixed-point single (paper rounding)"] * 3,
@@ -479,6 +516,7 @@ def multiskill_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
         **_multiskill_simulation(tables["simulation"]),
         **_multiskill_load_sweep(tables["load_sweep"]),
         **_multiskill_job_sizes(tables["job_sizes"]),
+        **(_multiskill_optimal(tables["optimal"]) if "optimal" in tables else {}),
     }
 
 

@@ -1,0 +1,240 @@
+"""The pipeline's study of the optimal dynamic routing (ours): a family of small instances,
+each policy's exact gap to the optimum, and one optimal switching curve, as tidy tables
+(``docs/multiskill.md#the-optimal-dynamic-policy``).
+
+Instances: ``(kind, C)`` templates (:data:`TEMPLATES`) of capacities ``mu`` (work per unit
+time), costs ``c`` (per job per unit time) and class weights ``w``, scaled to a total load
+``rho = sum eta / sum mu``: ``eta = rho sum(mu) w / sum(w)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..labels import POLICY_LABELS
+from .instances import TABLE1
+from .model import Instance
+from .optimal import CHAIN_POLICIES, OptimalResult, compare_with_optimum, optimal_policy
+from .policies import policy_weights
+
+__all__ = [
+    "TEMPLATES",
+    "gap_summary",
+    "gaps_markdown",
+    "gaps_wide",
+    "optimal_gap_rows",
+    "optimal_instances",
+    "switching_rows",
+]
+
+#: The instance templates ``kind -> (mu, cost, weights)``, each for one number of classes.
+TEMPLATES = {
+    "symmetric-2": ([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0]),
+    "costs-2": ([1.0, 1.0, 1.0], [1.0, 2.0, 4.0], [1.0, 1.0]),
+    "capacities-2": ([2.0, 1.0, 0.5], [1.0, 1.0, 1.0], [1.0, 0.5]),
+    "table1-2": (TABLE1["mu"][:3], TABLE1["cost"][:3], TABLE1["eta"][:2]),
+    "symmetric-3": ([1.0] * 4, [1.0] * 4, [1.0] * 3),
+    "table1-3": (TABLE1["mu"][:4], TABLE1["cost"][:4], TABLE1["eta"][:3]),
+}
+
+#: Gaps (percentage points) closer than this are ties (identical policies on an instance).
+TIE_PCT = 1e-6
+#: Policy labels of the study's tables (PI² is the study's own).
+LABELS = {**POLICY_LABELS, "pi2": "PI²"}
+
+
+def scaled_instance(kind: str, load: float) -> Instance:
+    """The template ``kind`` of :data:`TEMPLATES` at total load ``load`` (dimensionless).
+
+    >>> inst = scaled_instance("table1-2", 0.8)
+    >>> round(float(inst.eta.sum() / inst.mu.sum()), 12), inst.n_classes
+    (0.8, 2)
+    """
+    mu, cost, w = TEMPLATES[kind]
+    mu, w = np.asarray(mu, float), np.asarray(w, float)
+    return Instance(mu=mu, cost=cost, eta=load * mu.sum() * w / w.sum())
+
+
+def optimal_instances(kinds: Sequence[str], loads: Sequence[float]) -> list[tuple[str, float]]:
+    """``(kind, load)`` of every template in ``kinds`` at every load, in that order."""
+    unknown = [k for k in kinds if k not in TEMPLATES]
+    if unknown:
+        raise ValueError(f"kinds: unknown templates {unknown}; choose from {list(TEMPLATES)}")
+    return [(k, float(rho)) for k in kinds for rho in loads]
+
+
+def optimal_gap_rows(
+    cases: Sequence[tuple[str, float]],
+    policies: Sequence[str] = CHAIN_POLICIES,
+    *,
+    rtol: float = 1e-4,
+) -> pd.DataFrame:
+    """One row per ``(kind, load, policy)``: the policy's exact cost on the chain and its gap
+    to the optimum, with the optimum's bounds and certificate.
+
+    Columns: ``kind, n_classes, load, policy, cost, gap_pct, truncation, certified,
+    boundary_mass, optimal_cost, optimal_lower, optimal_upper, optimal_truncation,
+    optimal_converged, optimal_boundary_mass, iterations, seconds`` (costs per unit time,
+    ``gap_pct`` in percent of the optimal cost, ``seconds`` the wall time of the optimum).
+
+    >>> rows = optimal_gap_rows([("symmetric-2", 0.5)], ["pi", "pi2"], rtol=1e-3)
+    >>> rows[["policy", "certified"]].values.tolist()
+    [['pi', True], ['pi2', True]]
+    >>> bool((rows["gap_pct"] > -0.2).all())
+    True
+    """
+    out = []
+    for kind, load in cases:
+        inst = scaled_instance(kind, load)
+        cmp = compare_with_optimum(inst, policies, rtol=rtol, strict=False)
+        opt = cmp.optimal
+        gaps = cmp.gaps
+        for name, ev in cmp.evaluations.items():
+            out.append(
+                {
+                    "kind": kind,
+                    "n_classes": inst.n_classes,
+                    "load": load,
+                    "policy": name,
+                    "cost": ev.cost,
+                    "gap_pct": gaps[name],
+                    "truncation": ev.truncation,
+                    "certified": ev.certified,
+                    "boundary_mass": ev.boundary_mass,
+                    "optimal_cost": opt.cost,
+                    "optimal_lower": opt.lower,
+                    "optimal_upper": opt.upper,
+                    "optimal_truncation": opt.truncation,
+                    "optimal_converged": opt.converged,
+                    "optimal_boundary_mass": opt.boundary_mass,
+                    "iterations": opt.iterations,
+                    "seconds": round(opt.seconds, 1),
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def gaps_wide(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per instance: its optimum (cost, bounds, level, certified, boundary mass)
+    and each policy's gap in percent (columns named by the policies), plus ``best_index``,
+    the index policy (JSQ, LED, IO, PI) with the least cost."""
+    keys = ["kind", "n_classes", "load"]
+    opt = rows.groupby(keys, sort=False).first()[
+        ["optimal_cost", "optimal_lower", "optimal_upper", "optimal_truncation",
+         "optimal_converged", "optimal_boundary_mass"]
+    ]  # fmt: skip
+    gaps = rows.pivot_table(index=keys, columns="policy", values="gap_pct", sort=False)
+    gaps = gaps[list(dict.fromkeys(rows["policy"]))]
+    wide = opt.join(gaps).reset_index()
+    index_pols = [p for p in ("jsq", "led", "io", "pi") if p in gaps.columns]
+    if index_pols:
+        g = wide[index_pols].to_numpy(float)
+        tied = g <= g.min(axis=1, keepdims=True) + TIE_PCT
+        wide["best_index"] = ["+".join(p for p, t in zip(index_pols, row, strict=True) if t)
+                              for row in tied]  # fmt: skip
+    certified = rows.groupby(keys, sort=False)["certified"].all().to_numpy()
+    wide["all_certified"] = certified & wide["optimal_converged"].to_numpy()
+    return wide
+
+
+def gaps_markdown(wide: pd.DataFrame) -> str:
+    """The gap table as Markdown: an instance a row, the optimal cost with its bounds and
+    level, each policy's gap in percent (2 decimals)."""
+    pols = [c for c in wide.columns if c in LABELS or ":" in str(c)]
+    head = ["instance", "C", "load", "optimal cost [lower, upper]", "L", *(
+        f"{LABELS.get(p, p)} gap %" for p in pols), "best index policy"]  # fmt: skip
+    lines = [
+        "Exact gap of each policy to the optimal dynamic routing (percent of the optimal "
+        "cost), every cost solved on the same truncated chain and certified to the relative "
+        "tolerance rtol by raising the level unless marked *: a gap is exact to about "
+        "+-200 rtol percentage points, so a slightly negative gap is a tie. L: the optimum's "
+        "level. Best index policy: the least cost among JSQ, LED, IO and PI (= for ties).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for _, r in wide.iterrows():
+        mark = "" if r["all_certified"] else " *"
+        cells = [
+            str(r["kind"]),
+            str(int(r["n_classes"])),
+            f"{r['load']:g}",
+            f"{r['optimal_cost']:.5g} [{r['optimal_lower']:.6g}, {r['optimal_upper']:.6g}]{mark}",
+            str(int(r["optimal_truncation"])),
+            *(f"{r[p]:.2f}" for p in pols),
+            " = ".join(LABELS.get(b, b) for b in str(r.get("best_index", "")).split("+")),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def gap_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: instances, median, max and min gap (percent), and on how many instances
+    it is the best index policy (``best_index``)."""
+    wide = gaps_wide(rows)
+    out = []
+    for pol, grp in rows.groupby("policy", sort=False):
+        g = grp["gap_pct"].to_numpy(float)
+        out.append(
+            {
+                "policy": pol,
+                "instances": len(g),
+                "median_gap_pct": float(np.median(g)),
+                "max_gap_pct": float(np.max(g)),
+                "min_gap_pct": float(np.min(g)),
+                "best_index": int(
+                    sum(pol in str(b).split("+") for b in wide.get("best_index", []))
+                ),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def switching_rows(
+    kind: str, load: float, *, job_class: int = 1, others: Sequence[int] = (0, 2, 4),
+    rtol: float = 1e-4, result: OptimalResult | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """The optimal switching curve of a C = 2 instance beside PI's straight line.
+
+    For each ``x_other`` (the count at the other dedicated server) and each ``x_0``, the
+    largest ``x_i`` (``i = job_class``) at which an arriving class-``i`` job is still routed to
+    its dedicated server by the optimum (``optimal``, -1 if never) and by PI (``pi``: the
+    largest ``x_i`` with ``w_i (x_i + 1) <= w_0 (x_0 + 1)``), for ``x_0`` up to half the
+    level (away from the truncation). Columns: ``x_other, x0, optimal, pi, pi_slope``
+    (``w_0 / w_i``, the slope of PI's line ``x_i + 1 = (w_0 / w_i) (x_0 + 1)``),
+    ``truncation``.
+    """
+    inst = scaled_instance(kind, load)
+    if inst.n_classes != 2:
+        raise ValueError(f"kind: the switching curve is drawn for C = 2, got {kind!r}")
+    opt = result if result is not None else optimal_policy(inst, rtol=rtol, strict=False)
+    d = opt.decision_table()[..., job_class - 1]
+    w = policy_weights(inst, "pi")
+    top = opt.truncation // 2
+    out = []
+    other = 3 - job_class
+    for xo in others:
+        for x0 in range(top + 1):
+            idx = [x0, 0, 0]
+            idx[other] = xo
+            line = []
+            for xi in range(top + 1):
+                idx[job_class] = xi
+                line.append(bool(d[tuple(idx)]))
+            ded = [k for k, v in enumerate(line) if v]
+            pi_max = math.floor(w[0] * (x0 + 1) / w[job_class] - 1 + 1e-12)
+            out.append(
+                {
+                    "x_other": xo,
+                    "x0": x0,
+                    "optimal": max(ded) if ded else -1,
+                    "pi": min(pi_max, top),
+                    "pi_slope": w[0] / w[job_class],
+                    "truncation": opt.truncation,
+                }
+            )
+    return pd.DataFrame(out)
