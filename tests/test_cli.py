@@ -373,7 +373,12 @@ def test_deadlines_evaluate_contract_and_optimality(capsys, deadlines_file):
         )
         assert code == 0, err
         obj = json.loads(out)
-        assert set(obj) == {"cost", "rejection_rate", "miss_rate", "ci95"}
+        assert set(obj) == {
+            "cost", "rejection_rate", "miss_rate", "ci95",
+            # the truncation's diagnostics (certified by the automatic level)
+            "truncation", "truncation_error", "certified", "cost_floor", "below_floor",
+        }  # fmt: skip
+        assert obj["certified"] is True
         # cost = R * rejection rate + miss rate (definition of the objective)
         assert obj["cost"] == pytest.approx(
             2.0 * obj["rejection_rate"] + obj["miss_rate"], rel=1e-9

@@ -6,14 +6,15 @@ deadlines_large_table)."""
 from queue_routing.deadlines.experiments import large_system_replications
 from queue_routing.deadlines.instances import LARGE_KEY
 from queue_routing.deadlines.model import Instance
-from queue_routing.io import read_json, write_table
+from queue_routing.io import write_table
 from queue_routing.workflow.chunks import parse_chunk
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json
 
 
 def main(snakemake):
     p = snakemake.params
-    drawn = read_json(snakemake.input.instance)
+    drawn = read_checked_json(snakemake.input.instance)
     table = large_system_replications(
         Instance.from_dict(drawn["instance"]),
         table_size=p.table_size,

@@ -5,10 +5,17 @@ import pandas as pd
 from queue_routing.deadlines.experiments import gap_table
 from queue_routing.io import write_table
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import deadlines_sweep_checks, read_table
 
 
 def main(snakemake):
-    sweeps = pd.concat([pd.read_csv(p) for p in snakemake.input.sweeps], ignore_index=True)
+    sweeps = pd.concat(
+        [
+            read_table(p, **deadlines_sweep_checks(snakemake.config, p, three=True))
+            for p in snakemake.input.sweeps
+        ],
+        ignore_index=True,
+    )
     table = gap_table(sweeps, clusters=snakemake.params.clusters, overall=True)
     pi = table[(table["sweep"] == "all") & (table["policy"] == "PI")].iloc[0]
     write_table(

@@ -1,11 +1,12 @@
 """One sample of the job-size study (Table 1, or the first random instances of one C): the
 paired comparison of the policies under every job-size law (thin adapter)."""
 
-from queue_routing.io import read_json, write_table
+from queue_routing.io import write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import job_sizes_rows
 from queue_routing.multiskill.instances import table1
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json
 
 
 def main(snakemake):
@@ -14,7 +15,7 @@ def main(snakemake):
     if sample == "table1":
         instances = [(0, table1())]
     else:
-        data = read_json(snakemake.input.instances[0])
+        data = read_checked_json(snakemake.input.instances[0])
         if p.random_instances > len(data["instances"]):
             raise ValueError(
                 f"multiskill.job_sizes.random_instances = {p.random_instances}, but the "

@@ -6,11 +6,12 @@ import pandas as pd
 from queue_routing.io import atomic_path, write_table
 from queue_routing.multiskill.experiments import job_sizes_markdown, job_sizes_summary
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def main(snakemake):
-    rows = pd.concat([pd.read_csv(p) for p in snakemake.input.rows], ignore_index=True)
-    diffs = pd.concat([pd.read_csv(p) for p in snakemake.input.differences], ignore_index=True)
+    rows = pd.concat([read_table(p) for p in snakemake.input.rows], ignore_index=True)
+    diffs = pd.concat([read_table(p) for p in snakemake.input.differences], ignore_index=True)
     write_table(rows, snakemake.output.rows)
     write_table(diffs, snakemake.output.differences)
     summary = job_sizes_summary(rows, diffs)

@@ -4,7 +4,7 @@ the paired statistics are made by multiskill_simulation_table from every chunk).
 
 import pandas as pd
 
-from queue_routing.io import read_json, write_table
+from queue_routing.io import write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import (
     REPLICATION_COLUMNS,
@@ -14,6 +14,7 @@ from queue_routing.multiskill.experiments import (
 )
 from queue_routing.workflow.chunks import parse_chunk
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json
 
 
 def main(snakemake):
@@ -40,7 +41,7 @@ def main(snakemake):
         empty = pd.DataFrame(columns=["load_factor", *REPLICATION_COLUMNS])
         costs = pd.concat(frames, ignore_index=True) if frames else empty
     else:
-        data = read_json(snakemake.input.instances)
+        data = read_checked_json(snakemake.input.instances)
         if chunk.items.stop > len(data["instances"]):
             raise ValueError(f"chunk {chunk.label()}: only {len(data['instances'])} instances")
         instances = [(k, Instance.from_dict(data["instances"][k])) for k in chunk.items]

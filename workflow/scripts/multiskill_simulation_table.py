@@ -3,7 +3,7 @@ the random instances and Table 1's load sweep (thin adapter)."""
 
 import pandas as pd
 
-from queue_routing.io import atomic_path, read_json, write_table
+from queue_routing.io import atomic_path, write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import (
     load_sweep_markdown,
@@ -14,10 +14,11 @@ from queue_routing.multiskill.experiments import (
     verdict_summary,
 )
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json, read_table
 
 
 def _concat(paths):
-    frames = [pd.read_csv(p) for p in paths]
+    frames = [read_table(p) for p in paths]
     return pd.concat([f for f in frames if len(f)], ignore_index=True)
 
 
@@ -31,7 +32,7 @@ def random_instances(snakemake, common):
     costs = _concat(snakemake.input.costs)
     frames, diff_frames = [], []
     for path in snakemake.input.instances:
-        data = read_json(path)
+        data = read_checked_json(path)
         instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
         rows, diffs = policy_comparison_from_costs(
             instances,

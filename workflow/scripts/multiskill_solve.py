@@ -1,13 +1,14 @@
 """Exact solver and Algorithm 1 on the instances of one size C (thin adapter)."""
 
-from queue_routing.io import read_json, write_table
+from queue_routing.io import write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import sweep_runs
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json
 
 
 def main(snakemake):
-    data = read_json(snakemake.input.instances)
+    data = read_checked_json(snakemake.input.instances)
     p = snakemake.params
     instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
     runs = sweep_runs(

@@ -8,11 +8,12 @@ from queue_routing.serverpools import solve_spp
 from queue_routing.serverpools.experiments import covariance_from_replications
 from queue_routing.serverpools.instances import example_system
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def main(snakemake):
     p = snakemake.params
-    runs = pd.concat([pd.read_csv(path) for path in snakemake.input.runs], ignore_index=True)
+    runs = pd.concat([read_table(path) for path in snakemake.input.runs], ignore_index=True)
     table = covariance_from_replications("stable", solve_spp(example_system("stable")), runs, r=p.r)
     print(table.to_string())
     write_table(

@@ -3,26 +3,26 @@
 
 import pandas as pd
 
-from queue_routing.io import read_json
 from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level, growing_examples
 from queue_routing.workflow.scripts import run_figure_script
+from queue_routing.workflow.tables import read_checked_json, read_table
 
 
 def _concat(paths):
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    return pd.concat([read_table(p) for p in paths], ignore_index=True)
 
 
 def _tree(snakemake):
     example = snakemake.wildcards.example
-    rows = pd.read_csv(snakemake.input.rows)
-    instance = read_json(snakemake.input.instance)
+    rows = read_table(snakemake.input.rows)
+    instance = read_checked_json(snakemake.input.instance)
     return figures.tree_figure(instance, rows[rows["example"] == example], example)
 
 
 def _boundary(snakemake):
     inp = snakemake.input
-    return figures.boundary_figure(pd.read_csv(inp.scan), pd.read_csv(inp.crossings))
+    return figures.boundary_figure(read_table(inp.scan), read_table(inp.crossings))
 
 
 def _fluid(snakemake):
@@ -30,10 +30,10 @@ def _fluid(snakemake):
 
 
 def _deviation(snakemake):
-    averages = pd.read_csv(snakemake.input.averages)
+    averages = read_table(snakemake.input.averages)
     # the derived warm-ups
     warmups = {(row.example, float(row.r)): float(row.warmup) for row in averages.itertuples()}
-    return figures.deviation_figure(pd.read_csv(snakemake.input.traces), warmups=warmups)
+    return figures.deviation_figure(read_table(snakemake.input.traces), warmups=warmups)
 
 
 def _time_average(snakemake):
@@ -42,15 +42,15 @@ def _time_average(snakemake):
     levels = fluid_limit_level(fluid, snakemake.params.tail_fraction)
     growing = growing_examples(fluid)  # the unstable examples: a fluid limit cycle
     return figures.time_average_figure(
-        pd.read_csv(inp.averages),
-        pd.read_csv(inp.verdicts),
+        read_table(inp.averages),
+        read_table(inp.verdicts),
         fluid_levels={k: v for k, v in levels.items() if k in growing},
     )
 
 
 def _fluid_limit(snakemake):
     inp = snakemake.input
-    return figures.fluid_limit_figure(pd.read_csv(inp.table), pd.read_csv(inp.slopes))
+    return figures.fluid_limit_figure(read_table(inp.table), read_table(inp.slopes))
 
 
 DRAW = {

@@ -5,11 +5,12 @@ import pandas as pd
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import fluid_limit_slopes, fluid_limit_table
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def main(snakemake):
     confidence = snakemake.params.confidence
-    runs = pd.concat([pd.read_csv(p) for p in snakemake.input.rows], ignore_index=True)
+    runs = pd.concat([read_table(p) for p in snakemake.input.rows], ignore_index=True)
     runs = runs.sort_values(["example", "r", "replication"])
     table = fluid_limit_table(runs, confidence=confidence)
     slopes = fluid_limit_slopes(runs, confidence=confidence)

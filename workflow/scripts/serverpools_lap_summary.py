@@ -13,13 +13,14 @@ from queue_routing.serverpools.experiments import (
 )
 from queue_routing.serverpools.instances import example_system
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def main(snakemake):
     p = snakemake.params
     solutions = {name: solve_spp(example_system(name)) for name in p.r}
-    own = pd.concat([pd.read_csv(path) for path in snakemake.input.runs], ignore_index=True)
-    stochastic = pd.read_csv(snakemake.input.stochastic)
+    own = pd.concat([read_table(path) for path in snakemake.input.runs], ignore_index=True)
+    stochastic = read_table(snakemake.input.stochastic)
     reused = [lqfs_lb_rows(stochastic, solutions[name], name, r) for name, r in p.r.items()]
     runs = pd.concat([own, *reused], ignore_index=True)
     runs = runs.sort_values(["example", "policy", "r", "replication"], ignore_index=True)

@@ -5,10 +5,11 @@ import pandas as pd
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import scaling_verdicts, time_average_table
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def _concat(paths):
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    return pd.concat([read_table(p) for p in paths], ignore_index=True)
 
 
 def main(snakemake):

@@ -1,14 +1,13 @@
 """The example instances with SPP solution, duals, spectra and simulation verdict."""
 
-import pandas as pd
-
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import instance_table
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def main(snakemake):
-    table = instance_table(pd.read_csv(snakemake.input.rows), pd.read_csv(snakemake.input.verdicts))
+    table = instance_table(read_table(snakemake.input.rows), read_table(snakemake.input.verdicts))
     write_table(
         table,
         snakemake.output.table,

@@ -5,6 +5,7 @@ import pandas as pd
 from queue_routing.io import atomic_path
 from queue_routing.workflow import summary
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
 
 
 def _paths(item):
@@ -17,7 +18,7 @@ def main(snakemake):
         tables[part] = {}
         for table in summary.TABLES[part]:
             paths = _paths(getattr(snakemake.input, f"{name}_{table}"))
-            frames = [pd.read_csv(p) for p in paths]
+            frames = [read_table(p) for p in paths]
             tables[part][table] = pd.concat(frames, ignore_index=True)
             sources[f"{part}.{table}"] = ", ".join(paths)
     values = {

@@ -29,7 +29,14 @@ solver's resolution into a cost.
 
 Stationary distributions: ``scipy.sparse.linalg.spsolve`` on ``Q^T pi = 0`` with
 ``pi(0) = 1`` fixed and the balance equation of state 0 dropped (the rest is nonsingular for
-an irreducible chain; a dense normalisation row would fill the LU factors), then normalised.
+an irreducible chain; a dense normalisation row would fill the LU factors), then normalised;
+above :data:`DIRECT_COLAMD_STATES` states with the minimum-degree ordering of ``A^T + A``,
+whose LU factors of a two-cluster grid take about half the memory and time of the default
+ordering's (about 2.7 GB and 40 s at ``L = 1414``, two million states).
+
+Certificate of a truncation (:func:`truncation_certificate`): a truncated answer is trusted
+by what the level changes in it, the cost's change between levels ``L_{k-1} < L_k``, never by
+how often the chain touches the level (``docs/deadlines.md#truncated-chain``).
 Optimal policy: relative value iteration on the uniformised chain (rate
 ``Lambda = lam + sum_k m_k mu_k``), a compiled kernel over the state grid (up to three
 clusters: fewer are padded with one-level clusters that never admit), stopped when the span
@@ -66,14 +73,20 @@ __all__ = [
     "optimal_policy",
     "optimal_policy_converged",
     "optimal_policy_vectorised",
+    "truncation_certificate",
 ]
 
 #: Action codes of a decision table: reject, or lost (no admissible cluster, pure routing).
 REJECT = -1
 LOST = -2
 
-#: Most states ``(L+1)^n`` of a chain solved here.
-MAX_STATES = 2_000_000
+#: Most states ``(L+1)^n`` of a chain solved here: level 1999 for two clusters (about 6 GB
+#: for the sparse LU factors), 157 for three (the iterative solvers hold a few arrays).
+MAX_STATES = 4_000_000
+#: Up to this many states the sparse direct solve uses SuperLU's default column ordering
+#: (every result of the study's chains, bit for bit as before); above, the minimum-degree
+#: ordering of ``A^T + A`` (less fill on the grid).
+DIRECT_COLAMD_STATES = 250_000
 #: The compiled kernels' number of cluster axes: the most clusters of an exact chain (fewer
 #: are padded with one-level clusters that never admit).
 KERNEL_AXES = 3
@@ -108,6 +121,18 @@ class ChainResult:
         of ``lost_rate`` and not charged when evaluated with ``truncation_losses=True``.
     history:
         ``((L, cost), ...)`` of the levels tried when the level was raised automatically.
+    truncation_error:
+        Estimated ``|cost - cost of the untruncated chain|`` (cost per unit time) from the
+        costs at lower levels (:func:`truncation_certificate`); ``0.0`` for a closed form,
+        ``None`` when not assessed (a chain solved by the functions of this module alone) or
+        when no lower level exists (``L = 1``).
+    certified:
+        Whether ``truncation_error`` is within the tolerance of
+        :func:`~queue_routing.deadlines.policies.evaluate` (``max(1e-6 |cost|,
+        cost_floor)``); ``None`` when not assessed.
+    cost_floor:
+        The absolute floor of that tolerance (cost per unit time, ``1e-12`` per arrival):
+        a cost at or below it is certified only as being at most about the floor.
     """
 
     cost: float
@@ -121,16 +146,69 @@ class ChainResult:
     truncation: int | None
     forced_rejection_rate: float = 0.0
     history: tuple = ()
+    truncation_error: float | None = None
+    certified: bool | None = None
+    cost_floor: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the CLI contract: ``{"cost", "rejection_rate", "miss_rate",
-        "ci95"}`` (``ci95`` is ``None``: the chain is solved exactly)."""
+        "ci95"}`` (``ci95`` is ``None``: the chain is solved exactly), then the truncation's
+        diagnostics ``truncation`` (the level ``L``, ``None`` for a closed form),
+        ``truncation_error``, ``certified``, ``cost_floor`` and ``below_floor`` (the cost is
+        at most ``cost_floor``)."""
+        err = self.truncation_error
         return {
             "cost": float(self.cost),
             "rejection_rate": float(self.rejection_rate),
             "miss_rate": float(self.miss_rate),
             "ci95": None,
+            "truncation": None if self.truncation is None else int(self.truncation),
+            "truncation_error": None if err is None or not math.isfinite(err) else float(err),
+            "certified": None if self.certified is None else bool(self.certified),
+            "cost_floor": float(self.cost_floor),
+            "below_floor": bool(abs(self.cost) <= self.cost_floor),
         }
+
+
+def truncation_certificate(history, tol: float, floor: float = 0.0) -> tuple[bool, float]:
+    """``(certified, error)`` of the last cost of ``history = ((L_0, c_0), ..., (L_k, c_k))``
+    (levels increasing, costs per unit time): ``error`` estimates ``|c_k - c_inf|`` from the
+    changes ``d_j = |c_j - c_{j-1}|`` as the level grows, and ``certified`` is
+    ``error <= max(tol, floor)`` (``docs/deadlines.md#truncated-chain``).
+
+    * ``k >= 2`` and ``d_k < d_{k-1}``: the changes shrink geometrically by
+      ``q = d_k / d_{k-1}`` (the tails of the queue lengths do), so the changes still to come
+      sum to ``d_k q / (1 - q)``; ``error = max(d_k, d_k q / (1 - q))``.
+    * ``k >= 2`` and ``d_k >= d_{k-1}``: no trend to extrapolate; ``error = d_k + d_{k-1}``,
+      certified only if both changes are themselves negligible.
+    * ``k = 1``: ``error = d_1``, certified only if both costs are at most ``floor`` (a cost
+      below the floor is reported as such; one change alone is no trend).
+    * ``k = 0``: ``(False, inf)``.
+
+    What the level does to the answer decides, not how often the chain touches it: a policy
+    that keeps a queue at the level with probability ``1e-3`` whose cost moves by ``1e-12`` is
+    certified, one whose cost still moves by ``1e-3`` is not.
+
+    >>> truncation_certificate([(60, 1.0), (90, 0.75), (135, 0.6875)], 0.1)
+    (True, 0.0625)
+    >>> truncation_certificate([(60, 1.0), (90, 0.75)], 0.5)
+    (False, 0.25)
+    """
+    costs = [float(c) for _, c in history]
+    tol = max(float(tol), float(floor))
+    if len(costs) < 2 or not all(math.isfinite(c) for c in costs[-3:]):
+        return False, math.inf
+    d = abs(costs[-1] - costs[-2])
+    if len(costs) == 2:
+        at_floor = max(abs(costs[-1]), abs(costs[-2])) <= floor
+        return bool(at_floor and d <= tol), d
+    d_prev = abs(costs[-2] - costs[-3])
+    if d < d_prev:
+        q = d / d_prev
+        err = max(d, d * q / (1.0 - q))
+    else:
+        err = d + d_prev
+    return bool(err <= tol), err
 
 
 def check_level(instance: Instance, truncation: int) -> tuple[int, int]:
@@ -185,7 +263,8 @@ def stationary(instance: Instance, truncation: int, route: np.ndarray) -> np.nda
     )
     # pi_0 = 1, drop the balance equation of state 0 (keeps the LU factors sparse)
     a = q.T.tocsc()
-    rest = spsolve(a[1:, 1:], -a[1:, 0].toarray().ravel())
+    order = "COLAMD" if size <= DIRECT_COLAMD_STATES else "MMD_AT_PLUS_A"
+    rest = spsolve(a[1:, 1:], -a[1:, 0].toarray().ravel(), permc_spec=order)
     pi = np.clip(np.concatenate([[1.0], np.atleast_1d(rest)]), 0.0, None)
     return pi / pi.sum()
 
@@ -592,6 +671,10 @@ def optimal_policy(
     h, actions, iterations, lower, upper, converged = iterate(
         instance, L, _initial_values(h0, shape), tol, max_iter, progress, bool(truncation_losses)
     )
+    # every cost is >= 0, so is g*: 0 is a lower bound as valid as the span's, and rounding
+    # cannot turn a tiny optimal cost into a negative midpoint
+    lower = max(float(lower), 0.0)
+    upper = max(float(upper), lower)
     return OptimalPolicy(
         cost=0.5 * (lower + upper),
         lower=float(lower),
@@ -717,6 +800,7 @@ def optimal_policy_converged(
     rtol: float = 0.0,
     truncation_losses: bool = False,
     max_iter: int = 200_000,
+    certificate: Callable[[list], bool] | None = None,
 ) -> OptimalPolicy:
     """The optimal policy of ``n <= 3`` clusters with the level raised until the truncation no
     longer decides its cost (``docs/deadlines.md#optimal-policy``).
@@ -727,7 +811,9 @@ def optimal_policy_converged(
     (cost per unit time) between two levels. Returns the policy at the final level, with the
     ``history`` ``((L, cost), ...)`` of the levels tried and its ``iterations`` and
     ``seconds`` summed over them. ``progress`` is called between blocks of iterations, as by
-    :func:`optimal_policy`.
+    :func:`optimal_policy`. With ``certificate`` (a function of the history list returning
+    whether its last cost is certified, e.g. :func:`truncation_certificate` with its
+    tolerances) that function decides when to stop instead of the change between two levels.
 
     Raises :class:`~queue_routing.errors.AccuracyError` (a ``ValueError``) past
     ``max_level`` (default :data:`DEFAULT_MAX_LEVEL` of the number of clusters: 400 for one
@@ -765,7 +851,11 @@ def optimal_policy_converged(
         history.append((nxt, new.cost))
         iterations += new.iterations
         seconds += new.seconds
-        if abs(new.cost - res.cost) < max(tol, rtol * abs(new.cost)):
+        if certificate is not None:
+            stop = certificate(history)
+        else:
+            stop = abs(new.cost - res.cost) < max(tol, rtol * abs(new.cost))
+        if stop:
             return replace(new, history=tuple(history), iterations=iterations, seconds=seconds)
         level, res = nxt, new
 

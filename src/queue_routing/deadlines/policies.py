@@ -24,7 +24,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,7 @@ from .markov import (
     evaluate_split,
     optimal_policy,
     optimal_policy_converged,
+    truncation_certificate,
 )
 from .miss import f as miss_rate_of
 from .model import Instance
@@ -61,7 +62,9 @@ from .splitting import BernoulliSplit, optimal_split
 from .three_cluster import stationary_3
 
 __all__ = [
+    "AUTO_COST_FLOOR",
     "AUTO_FACTOR",
+    "AUTO_FADE",
     "AUTO_MAX_ITERATIONS",
     "AUTO_MAX_LEVEL",
     "AUTO_MAX_STATES",
@@ -76,6 +79,7 @@ __all__ = [
     "IndexTable",
     "PolicyError",
     "TableBoundWarning",
+    "TruncationWarning",
     "decision_table",
     "evaluate",
     "index_function",
@@ -111,21 +115,38 @@ METHODS = ("exact", "simulation")
 _SATURATION = 1e-6  # PI clamps a BS-saturated cluster's rate to (1 - this) m_k mu_k
 
 #: Automatic truncation of ``evaluate(..., method="exact", truncation=None)``: the level
-#: starts at ``AUTO_START[n]`` and grows by ``AUTO_FACTOR`` until the cost moves by less
-#: than ``AUTO_RTOL`` (relative) between two levels and the arrivals whose decision the
-#: level changed are at most ``AUTO_TRUNCATION_TOL`` of all; the level stays within
-#: ``AUTO_MAX_STATES`` states and ``AUTO_MAX_LEVEL`` jobs per cluster (499 for two clusters,
-#: 61 for three, 20 000 for one), beyond which :class:`~queue_routing.errors.AccuracyError`.
+#: starts at ``AUTO_START[n]`` and grows by ``AUTO_FACTOR`` until the cost's change as the
+#: level grows certifies it (:func:`~queue_routing.deadlines.markov.truncation_certificate`)
+#: to ``max(AUTO_RTOL |cost|, AUTO_COST_FLOOR lam)``; the level stays within
+#: ``AUTO_MAX_STATES`` states and ``AUTO_MAX_LEVEL`` jobs per cluster (1999 for two clusters,
+#: 157 for three, 20 000 for one), beyond which :class:`~queue_routing.errors.AccuracyError`.
 AUTO_START = {1: 60, 2: 60, 3: 30}
 AUTO_FACTOR = 1.5
 AUTO_RTOL = 1e-6
+#: The absolute floor of the tolerance, per arrival: a cost rate at or below
+#: ``AUTO_COST_FLOOR * lam`` (fewer than one charged job in 10^12 arrivals) is certified as
+#: being that small, not to six relative digits (``below_floor`` in the result's JSON).
+AUTO_COST_FLOOR = 1e-12
+#: An index policy's truncation must also fade as the level grows: the rate of arrivals
+#: whose decision the level changes is at most ``AUTO_TRUNCATION_TOL lam`` or at most
+#: ``AUTO_FADE`` times its value at the level before. A policy under which a queue grows
+#: without bound (a transient chain) keeps a fixed share of the arrivals at the level,
+#: however large: its truncated costs converge, but to the cost of the truncated system,
+#: not of the policy (``docs/deadlines.md#truncated-chain``).
 AUTO_TRUNCATION_TOL = 1e-8
-AUTO_MAX_STATES = 250_000
+AUTO_FADE = 0.5
+AUTO_MAX_STATES = MAX_STATES
 AUTO_MAX_LEVEL = 20_000
 #: Relative value iteration (policy ``"optimal"``) at one automatic level stops here.
-AUTO_MAX_ITERATIONS = 50_000
+AUTO_MAX_ITERATIONS = 200_000
 #: Most arrivals (``lam * (warmup + horizon)``) one simulated replication may have.
 MAX_SIMULATED_ARRIVALS = 10**10
+
+
+class TruncationWarning(UserWarning):
+    """A result of :func:`evaluate` at an explicit truncation level that the costs at lower
+    levels do not certify (its ``certified`` is false): returned as the truncated chain
+    stands, and said so."""
 
 
 #: The error of a bad argument of the policy layer, under its former name: the shared
@@ -539,25 +560,33 @@ def evaluate(
       BS is its closed form ``R lam_0 + sum_k f_k(lam_k)`` (no chain, ``truncation`` None);
       an index policy and ``"optimal"`` are solved on the chain truncated at
       levels ``AUTO_START[n]`` (60, or 30 for three clusters), times :data:`AUTO_FACTOR`,
-      ... until the cost moves by less than :data:`AUTO_RTOL` (relative) between two levels
-      and the rate of arrivals whose decision the level changed is at most
-      :data:`AUTO_TRUNCATION_TOL` of ``lam``; jobs the truncation turns away are then
-      counted as lost (not charged ``R``: see :mod:`.markov`). ``"optimal"`` is
+      ... until the cost's change as the level grows certifies it
+      (:func:`~queue_routing.deadlines.markov.truncation_certificate`: the last change, or
+      its geometric extrapolation over the last three levels, within
+      ``max(AUTO_RTOL |cost|, AUTO_COST_FLOOR lam)``; how often the chain touches the level
+      does not decide); jobs the truncation turns away are counted as lost (not charged
+      ``R``: see :mod:`.markov`). ``"optimal"`` is
       :func:`~queue_routing.deadlines.markov.optimal_policy_converged` (relative value
-      iteration, each level warm-started from the last), its decision table then evaluated
-      on the chain (for three clusters by the compiled iterative solver
-      :func:`~queue_routing.deadlines.three_cluster.stationary_3`). The level stays within
-      :data:`AUTO_MAX_STATES` states (499 for two clusters, 61 for three) and
-      :data:`AUTO_MAX_LEVEL`; if the cost is not stable there,
+      iteration, each level warm-started from the last, at most
+      :data:`AUTO_MAX_ITERATIONS` iterations per level) with that certificate, its decision
+      table then evaluated on the chain. Three clusters use the compiled iterative solver
+      :func:`~queue_routing.deadlines.three_cluster.stationary_3`. The level stays within
+      :data:`AUTO_MAX_STATES` states (1999 for two clusters, 157 for three) and
+      :data:`AUTO_MAX_LEVEL`; if the cost is not certified there,
       :class:`~queue_routing.errors.AccuracyError` gives the level reached and the last
-      change. The result's ``history`` lists ``(level, cost)``.
-    * with an explicit ``truncation`` (an integer >= 1, at most 2 000 000 states) the chain
-      is solved at that level only, as it stands: an index policy by its
+      change. The result's ``history`` lists ``(level, cost)``, ``truncation_error`` the
+      estimated error, ``certified`` is true; a cost at most ``cost_floor``
+      (:data:`AUTO_COST_FLOOR` per arrival) is certified as being that small.
+    * with an explicit ``truncation`` (an integer >= 1, at most 4 000 000 states) the chain
+      is solved at that level as it stands: an index policy by its
       :func:`index_table` up to the level (a rejection the level forces is charged ``R`` and
       reported as ``forced_rejection_rate``), BS by
       :func:`~queue_routing.deadlines.markov.evaluate_split`, ``"optimal"`` by relative value
       iteration at the level; the result carries the diagnostics ``truncation_rate``,
-      ``lost_rate``, ``boundary_mass``, ``forced_rejection_rate``.
+      ``lost_rate``, ``boundary_mass``, ``forced_rejection_rate``, and those of the
+      automatic path (``history``, ``truncation_error``, ``certified``, ``cost_floor``)
+      from the same chain solved at up to two lower levels (``L / 1.5``, ``L / 2.25``);
+      an uncertified result also raises a :class:`TruncationWarning`.
 
     Returns a :class:`~queue_routing.deadlines.markov.ChainResult`.
 
@@ -568,9 +597,10 @@ def evaluate(
     :class:`~queue_routing.deadlines.simulation.SimulationResult`.
 
     Both results' ``to_dict()`` give ``{"cost", "rejection_rate", "miss_rate", "ci95"}``
-    (``ci95`` is ``None`` for the exact method). Bad arguments raise an
-    :class:`~queue_routing.errors.ArgumentError` whose message starts with the argument's
-    name.
+    (``ci95`` is ``None`` for the exact method, whose ``to_dict()`` adds the truncation's
+    diagnostics: :meth:`~queue_routing.deadlines.markov.ChainResult.to_dict`). Bad arguments
+    raise an :class:`~queue_routing.errors.ArgumentError` whose message starts with the
+    argument's name.
 
     The optimal policy is never beaten, and simulation agrees with the exact chain:
 
@@ -582,8 +612,8 @@ def evaluate(
     >>> bool(exact["optimal"].cost <= exact["pi"].cost <= exact["bs"].cost)
     True
     >>> out = exact["pi"].to_dict()
-    >>> sorted(out), out["ci95"]
-    (['ci95', 'cost', 'miss_rate', 'rejection_rate'], None)
+    >>> out["ci95"], out["truncation"], out["certified"]
+    (None, 20, False)
     >>> bool(abs(out["cost"] - (2.0 * out["rejection_rate"] + out["miss_rate"])) < 1e-12)
     True
     >>> sim = evaluate(inst, "pi", method="simulation", horizon=2000.0, table_size=60)
@@ -619,14 +649,7 @@ def evaluate(
                 f"truncation: (truncation + 1)^{n} = {(level + 1) ** n:.3g} states exceeds "
                 f"{MAX_STATES}",
             )
-        if policy == "optimal":
-            opt = optimal_policy(instance, level, progress=progress)
-            check_converged(opt)
-            return _finite(evaluate_actions(instance, opt.actions, level))
-        if policy == "bs":
-            return _finite(evaluate_split(instance, level))
-        table = decision_table(instance, _table_of(instance, policy, level))
-        return _finite(evaluate_index_policy(instance, table, level))
+        return _evaluate_explicit(instance, policy, level, progress)
     if policy == "optimal":
         raise ArgumentError("policy", "policy optimal is evaluated exactly only (use method exact)")
     with warnings.catch_warnings():
@@ -643,6 +666,82 @@ def evaluate(
             progress=progress,
         )
     return check_simulation(res, table_size)
+
+
+def _at_level(instance: Instance, policy, level: int, progress) -> ChainResult:
+    """The chain at one explicit level, as it stands (``evaluate(..., truncation=level)``)."""
+    if policy == "optimal":
+        opt = optimal_policy(instance, level, progress=progress)
+        check_converged(opt)
+        return _finite(evaluate_actions(instance, opt.actions, level))
+    if policy == "bs":
+        return _finite(evaluate_split(instance, level))
+    table = decision_table(instance, _table_of(instance, policy, level))
+    return _finite(evaluate_index_policy(instance, table, level))
+
+
+def _lower_levels(level: int) -> list[int]:
+    """``[L_2, L_1, L]``: the explicit level and up to two below it, each about the previous
+    divided by :data:`AUTO_FACTOR` (the automatic sequence read backwards), levels >= 1."""
+    levels = [level]
+    while len(levels) < 3:
+        below = math.floor(levels[0] / AUTO_FACTOR)
+        if below < 1 or below >= levels[0]:
+            break
+        levels.insert(0, below)
+    return levels
+
+
+def _fading(rates: list[float], lam: float) -> bool:
+    """Whether the truncation's share of the arrivals fades as the level grows
+    (:data:`AUTO_FADE`, :data:`AUTO_TRUNCATION_TOL`); ``rates`` per level, per unit time."""
+    if rates[-1] <= AUTO_TRUNCATION_TOL * lam:
+        return True
+    return len(rates) >= 2 and rates[-1] <= AUTO_FADE * rates[-2]
+
+
+def cost_floor(instance: Instance) -> float:
+    """``AUTO_COST_FLOOR * lam``: the absolute floor (cost per unit time) of the truncation
+    tolerance of :func:`evaluate`."""
+    return AUTO_COST_FLOOR * instance.arrival_rate
+
+
+def _evaluate_explicit(instance: Instance, policy, level: int, progress) -> ChainResult:
+    """``evaluate(..., truncation=level)``: the chain at ``level`` as it stands, with the
+    diagnostics of the automatic path from the same chain at up to two lower levels
+    (:func:`_lower_levels`); a :class:`TruncationWarning` when they do not certify it."""
+    floor = cost_floor(instance)
+    history: list[tuple[int, float]] = []
+    rates: list[float] = []
+    res = None
+    for lv in _lower_levels(level):
+        try:
+            res = _at_level(instance, policy, lv, progress)
+        except AccuracyError:
+            if lv == level:
+                raise
+            continue  # a lower level that cannot be solved certifies nothing
+        history.append((lv, float(res.cost)))
+        rates.append(float(res.truncation_rate))
+    ok, err = truncation_certificate(history, AUTO_RTOL * abs(res.cost), floor)
+    if len(history) < 2 or history[-1][0] != level:
+        ok, err = False, math.inf
+    if policy != "optimal" and not _fading(rates, instance.arrival_rate):
+        ok = False
+    if not ok:
+        change = "has no lower level to compare"
+        change = change if not math.isfinite(err) else f"changes it by ~{err:.3g}"
+        warnings.warn(
+            f"truncation: the cost at level {level} ({res.cost:.9g}) is not certified: the "
+            f"truncation {change} (tolerance "
+            f"{max(AUTO_RTOL * abs(res.cost), floor):.3g}; levels {[lv for lv, _ in history]}); "
+            "omit truncation to let the level grow until it is",
+            TruncationWarning,
+            stacklevel=3,
+        )
+    return replace(
+        res, truncation_error=err, certified=ok, cost_floor=floor, history=tuple(history)
+    )
 
 
 def _finite(res: ChainResult) -> ChainResult:
@@ -703,67 +802,84 @@ def _split_result(instance: Instance) -> ChainResult:
 
 def _evaluate_auto(instance: Instance, policy: str, progress) -> ChainResult:
     """``evaluate(..., method="exact", truncation=None)`` (see :func:`evaluate`)."""
+    floor = cost_floor(instance)
     if policy == "bs":
-        return _split_result(instance)
+        return replace(_split_result(instance), truncation_error=0.0, certified=True,
+                       cost_floor=floor)  # fmt: skip
     n = instance.n_clusters
-    lam = instance.arrival_rate
+
+    def certified(history) -> bool:
+        return truncation_certificate(history, AUTO_RTOL * abs(history[-1][1]), floor)[0]
+
+    # the stationary solvers' tolerance: relative to the BS cost (an upper bound of the
+    # optimal cost, the scale of every policy's), never below a tenth of the floor
+    tol = max(AUTO_RTOL * _split_result(instance).cost, floor)
+    # three clusters: the compiled iterative solver (a sparse LU of (L+1)^3 states fills)
+    solver = None if n < 3 else functools.partial(stationary_3, tol=tol / 10.0)
     if policy == "optimal":
-        # tolerances relative to the BS cost, an upper bound of the optimal cost
-        scale = max(_split_result(instance).cost, 1e-290)
         opt = optimal_policy_converged(
             instance,
             AUTO_START[n],
-            AUTO_RTOL * scale,
+            tol,
             max_level=_max_level(n),
-            rvi_tol=AUTO_RTOL * scale / 10.0,
+            rvi_tol=tol / 10.0,
             rtol=AUTO_RTOL,
             progress=progress,
             truncation_losses=True,
             max_iter=AUTO_MAX_ITERATIONS,
+            certificate=certified,
         )
-        # three clusters: the compiled iterative solver (a sparse LU of (L+1)^3 states fills)
-        solver = None if n < 3 else functools.partial(stationary_3, tol=AUTO_RTOL * scale / 10.0)
         res = evaluate_actions(instance, opt.actions, opt.truncation, solver=solver)
-        if res.truncation_rate > AUTO_TRUNCATION_TOL * lam:
+        _, err = truncation_certificate(opt.history, AUTO_RTOL * abs(opt.cost), floor)
+        gap = abs(res.cost - opt.cost)
+        if gap > max(AUTO_RTOL * abs(opt.cost), floor):
             raise AccuracyError(
-                f"truncation: at level {opt.truncation} the truncation still decides "
-                f"{res.truncation_rate / lam:.3g} of the arrivals (tolerance "
-                f"{AUTO_TRUNCATION_TOL:g})"
+                f"truncation: at level {opt.truncation} the decision table's exact cost "
+                f"{res.cost:.9g} differs from value iteration's {opt.cost:.9g} by {gap:.3g}"
             )
-        return _finite(_with_history(res, opt.history))
+        return _finite(replace(res, history=tuple(opt.history), truncation_error=err + gap,
+                               certified=True, cost_floor=floor))  # fmt: skip
     split = optimal_split(instance) if policy == "pi" else None
     user = isinstance(policy, UserPolicy)
     name = policy.name if user else policy
     history: list[tuple[int, float]] = []
-    prev = None
+    rates: list[float] = []
+    stuck = 0
     for level in _levels(n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IndexabilityWarning)
             table = _table_of(instance, policy, level, split=split)
         keys = decision_table(instance, table)
-        res = evaluate_index_policy(instance, keys, level, truncation_losses=True)
+        res = evaluate_index_policy(instance, keys, level, truncation_losses=True, solver=solver)
         history.append((level, float(res.cost)))
         if progress is not None:
             progress(1, extra=f"truncation {level}, cost {res.cost:.9g}")
-        if (
-            prev is not None
-            and _stable(prev.cost, res.cost)
-            and res.truncation_rate <= AUTO_TRUNCATION_TOL * lam
-        ):
+        rates.append(float(res.truncation_rate))
+        ok, err = truncation_certificate(history, AUTO_RTOL * abs(res.cost), floor)
+        fading = _fading(rates, instance.arrival_rate)
+        # settled but not fading at two levels in a row: a transient queue, refused now
+        stuck = stuck + 1 if ok and not fading else 0
+        if stuck >= 2:
+            break
+        if ok and fading:
             for k, chk in enumerate(table.checks):  # as index_table warns, at the final level
                 if not chk.indexable and not user:
                     _warn_not_indexable(policy, k, chk)
-            return _finite(_with_history(res, tuple(history)))
-        prev = res
+            return _finite(replace(res, history=tuple(history), truncation_error=err,
+                                   certified=True, cost_floor=floor))  # fmt: skip
     change = abs(history[-1][1] - history[-2][1]) / max(abs(history[-1][1]), 1e-300)
+    if ok:  # the cost settled, the truncation's share of the arrivals did not fade
+        raise AccuracyError(
+            f"truncation: the cost of {name} settles but the level still decides "
+            f"{rates[-1] / instance.arrival_rate:.3g} of the arrivals at level "
+            f"{history[-1][0]} (at {history[-2][0]}: {rates[-2] / instance.arrival_rate:.3g}): "
+            "a queue grows without bound under this policy, and the truncated chain is not "
+            "the policy; use method simulation to see it"
+        )
     raise AccuracyError(
         f"truncation: the cost of {name} is not stable up to level {history[-1][0]} "
-        f"(last relative change {change:.2g}, truncation rate {res.truncation_rate:.3g} per "
-        f"unit time; tolerances {AUTO_RTOL:g}, {AUTO_TRUNCATION_TOL:g} lam): the policy "
-        f"keeps a cluster at that level with probability {res.boundary_mass:.3g}; use method "
-        "simulation with a table_size above its queues"
+        f"(last relative change {change:.2g}, estimated error {err:.3g}; tolerance "
+        f"{AUTO_RTOL:g} relative, {floor:.3g} absolute): a cluster is at that level with "
+        f"probability {res.boundary_mass:.3g}; use method simulation with a table_size "
+        "above its queues"
     )
-
-
-def _with_history(res: ChainResult, history: tuple) -> ChainResult:
-    return ChainResult(**{**res.__dict__, "history": tuple(history)})

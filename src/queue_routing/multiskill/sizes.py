@@ -27,6 +27,7 @@ params)`` (:meth:`JobSizes.kernel_args`) and consume a fixed number of uniforms 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,6 +154,10 @@ class JobSizes:
         return self.spec
 
 
+#: A law's number: decimal digits with an optional fraction and exponent (no ``_``, sign,
+#: ``inf`` or ``nan``, which ``float`` would accept).
+_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
 #: The exponential law (the default everywhere).
 EXPONENTIAL = JobSizes("exponential")
 
@@ -191,6 +196,8 @@ def job_sizes(spec: str | JobSizes | None) -> JobSizes:
         raise JobSizeError(f"job sizes: {kind} needs {what}, as in {kind}:4; got {text!r}")
     if kind == "erlang":
         try:
+            if not arg.isascii() or not arg.isdigit():  # int() would read "3_0" as 30
+                raise ValueError(arg)
             k = int(arg)
         except ValueError:
             raise JobSizeError(
@@ -198,6 +205,8 @@ def job_sizes(spec: str | JobSizes | None) -> JobSizes:
             ) from None
         return JobSizes("erlang", k=k)
     try:
+        if not _DECIMAL.fullmatch(arg):  # float() would read "1_6" as 16, "inf", "nan"
+            raise ValueError(arg)
         scv = float(arg)
     except ValueError:
         raise JobSizeError(f"job sizes: {kind} needs a number after ':', got {arg!r}") from None

@@ -24,6 +24,7 @@ nor creates an output directory.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ __all__ = [
     "non_finite_problems",
     "renamed_key_problems",
     "replaced_key_problems",
+    "run_time_problems",
     "validate_config",
 ]
 
@@ -269,45 +271,71 @@ def cross_key_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
+#: How a string of ``--config`` reads as a number or a boolean (a JSON-like grammar, not
+#: YAML 1.1's, which reads ``1:30`` as the sexagesimal 90 and ``1_000`` as 1000).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_BOOLEANS = {"true": True, "false": False, "True": True, "False": False}
+
+
+def _parse_scalar(text: str, kinds: set[str]) -> Any:
+    """``text`` as the number or boolean of one of ``kinds``, or ``text`` itself."""
+    text = text.strip()
+    if "boolean" in kinds and text in _BOOLEANS:
+        return _BOOLEANS[text]
+    if kinds & {"integer", "number"} and _INTEGER.fullmatch(text):
+        return int(text)
+    if "number" in kinds and _NUMBER.fullmatch(text):
+        return float(text)
+    return text
+
+
 def coerce_strings(config: Any, schema: Mapping, path: tuple = ()) -> list[str]:
     """Turn the strings that Snakemake's ``--config`` hands over for nested keys into the
-    numbers or booleans the schema asks for, in place; return the dotted keys changed.
+    numbers or booleans the schema asks for, in place (in mappings and in lists); return
+    the dotted keys changed.
 
     ``--config seed=5`` arrives as the integer 5, but ``--config 'multiskill={"simulation":
-    {"horizon": 30}}'`` arrives with ``"30"`` as a string. A string is converted only where
-    the schema expects a number, an integer or a boolean and the string reads as one (YAML
-    scalar syntax); anything else is left for the schema check to report.
+    {"horizon": 30}}'`` arrives with ``"30"`` as a string, and a nested list as a list of
+    strings. A string is converted only where the schema expects a number, an integer or a
+    boolean and the string is one in a strict grammar (``30``, ``-2.5e3``, ``true``; not
+    YAML 1.1's sexagesimal ``1:30`` or ``1_000``); anything else is left for the schema check
+    to report.
 
     >>> schema = {"type": "object", "properties": {"a": {"type": "object",
-    ...     "properties": {"h": {"type": "number"}, "name": {"type": "string"}}}}}
-    >>> config = {"a": {"h": "30.5", "name": "30"}}
+    ...     "properties": {"h": {"type": "number"}, "name": {"type": "string"},
+    ...     "xs": {"type": "array", "items": {"type": "number"}}}}}}
+    >>> config = {"a": {"h": "30.5", "name": "30", "xs": ["1", "2.5"]}}
     >>> coerce_strings(config, schema), config
-    (['a.h'], {'a': {'h': 30.5, 'name': '30'}})
+    (['a.h', 'a.xs[0]', 'a.xs[1]'], {'a': {'h': 30.5, 'name': '30', 'xs': [1, 2.5]}})
+    >>> config = {"a": {"h": "1:30"}}
+    >>> coerce_strings(config, schema), config
+    ([], {'a': {'h': '1:30'}})
     """
     changed: list[str] = []
-    if not isinstance(config, dict) or not isinstance(schema, Mapping):
+    if not isinstance(schema, Mapping):
         return changed
-    properties = schema.get("properties", {})
-    for key, value in config.items():
-        sub = properties.get(key)
+    if isinstance(config, dict):
+        properties = schema.get("properties", {})
+        entries = [(key, properties.get(key)) for key in config]
+    elif isinstance(config, list):
+        items = schema.get("items")
+        entries = [(i, items) for i in range(len(config))]
+    else:
+        return changed
+    for key, sub in entries:
         if not isinstance(sub, Mapping):
             continue
+        value = config[key]
+        name = _dotted([*path, key])
         kinds = sub.get("type", [])
         kinds = {kinds} if isinstance(kinds, str) else set(kinds)
         if isinstance(value, str) and kinds & {"number", "integer", "boolean"}:
-            try:
-                parsed = yaml.safe_load(value)
-            except yaml.YAMLError:
-                continue
-            is_bool = isinstance(parsed, bool)
-            if (
-                ("boolean" in kinds and is_bool)
-                or ("integer" in kinds and isinstance(parsed, int) and not is_bool)
-                or ("number" in kinds and isinstance(parsed, int | float) and not is_bool)
-            ):
+            parsed = _parse_scalar(value, kinds)
+            if parsed is not value and not isinstance(parsed, str):
                 config[key] = parsed
-                changed.append(_dotted([*path, key]))
-        elif isinstance(value, dict):
+                changed.append(name)
+        elif isinstance(value, dict | list):
             changed += coerce_strings(value, sub, (*path, key))
     return changed
 
@@ -367,3 +395,85 @@ def validate_config(config: Mapping[str, Any], schema: Mapping | str | Path) -> 
         raise _describe(error)
     for key, message in cross_key_problems(config):
         raise ConfigError(key, message)
+    for key, message in run_time_problems(config):
+        raise ConfigError(key, message)
+
+
+#: The config's lists of policies that may name a user policy ``path.py:name``, per part.
+POLICY_LISTS = {
+    "multiskill.simulation.policies": "A",
+    "multiskill.job_sizes.policies": "A",
+    "deadlines.large.policies": "B",
+}
+
+
+def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def run_time_problems(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(dotted key, message)`` for values that pass the schema but would fail only when a
+    job runs: a job-size law the parser refuses (``lognormal:0``, ``erlang:3_0``), a user
+    policy whose file or function is missing or whose signature is wrong, and a Part B user
+    policy that does not give a real index on the part's base instance (e.g. a Part A
+    policy, which reads attributes a Part B instance does not have).
+
+    >>> found = run_time_problems({"multiskill": {"job_sizes": {"laws": ["lognormal:0"]}}})
+    >>> found[0][0], found[0][1].startswith("job sizes: lognormal needs a finite SCV > 0")
+    ('multiskill.job_sizes.laws[0]', True)
+    """
+    from ..multiskill.sizes import job_sizes
+    from ..user_policy import is_spec, load_policy
+
+    problems: list[tuple[str, str]] = []
+    laws = _lookup(config, "multiskill.job_sizes.laws")
+    for i, law in enumerate(laws if isinstance(laws, list) else []):
+        try:
+            job_sizes(law)
+        except ValueError as exc:
+            problems.append((f"multiskill.job_sizes.laws[{i}]", str(exc)))
+    for key, part in POLICY_LISTS.items():
+        values = _lookup(config, key)
+        for i, spec in enumerate(values if isinstance(values, list) else []):
+            if not is_spec(spec):
+                continue
+            try:
+                policy = load_policy(spec)
+                _try_policy(policy, part, config)
+            except Exception as exc:  # the user's code: any error is the finding
+                message = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                problems.append((f"{key}[{i}]", message))
+    return problems
+
+
+def _try_policy(policy: Any, part: str, config: Mapping[str, Any]) -> None:
+    """Raise unless ``policy`` gives a real index ``>= 0`` for every server (Part A, on the
+    instance of Table 1) or cluster (Part B, on the base instance of ``deadlines.base``) at
+    0..2 jobs: what every job of that part asks of it first (a policy written for the
+    other part reads attributes this part's instance does not have)."""
+    if part == "A":
+        from ..multiskill.instances import table1
+
+        instance, label = table1(), "a Part A instance (Table 1)"
+        n = len(instance.mu)
+    else:
+        from ..deadlines.instances import base_instance
+
+        base = _lookup(config, "deadlines.base")
+        if not isinstance(base, Mapping):
+            return
+        instance = base_instance(base)
+        n, label = instance.n_clusters, "a Part B instance (deadlines.base)"
+    try:
+        policy.index_table(n, 2, instance)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"fails on {label}: {text}; is it a policy of the other part? (README "
+            '"Your own policy")'
+        ) from None
