@@ -173,8 +173,9 @@ def gaps_markdown(wide: pd.DataFrame) -> str:
 
 
 def gap_summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per policy: instances, median, max and min gap (percent), and on how many instances
-    it is the best index policy (``best_index``)."""
+    """Per policy: instances, median, max and min gap (percent), on how many instances it
+    is the best index policy (``best_index``, ties counted for each), and the study's
+    smallest and largest total load (``min_load``, ``max_load``)."""
     wide = gaps_wide(rows)
     out = []
     for pol, grp in rows.groupby("policy", sort=False):
@@ -189,6 +190,8 @@ def gap_summary(rows: pd.DataFrame) -> pd.DataFrame:
                 "best_index": int(
                     sum(pol in str(b).split("+") for b in wide.get("best_index", []))
                 ),
+                "min_load": float(rows["load"].min()),
+                "max_load": float(rows["load"].max()),
             }
         )
     return pd.DataFrame(out)

@@ -451,23 +451,30 @@ def _multiskill_job_sizes(rows: pd.DataFrame) -> dict[str, str]:
 def _multiskill_optimal(summary: pd.DataFrame) -> dict[str, str]:
     """The optimal-routing study (``multiskill_optimal_table/summary.csv``): per policy its
     median, largest and smallest exact gap to the optimum (% of the optimal cost, 2 decimals)
-    and on how many instances it is the best index policy (ties counted for each).
+    and on how many instances it is the best index policy (ties counted for each); the
+    study's instances and its smallest and largest total load.
 
     >>> table = pd.DataFrame({"policy": ["pi", "pi2"], "instances": [10, 10],
     ...     "median_gap_pct": [1.234, 0.011], "max_gap_pct": [4.8, 0.05],
-    ...     "min_gap_pct": [-0.001, -0.002], "best_index": [6, 0]})
+    ...     "min_gap_pct": [-0.001, -0.002], "best_index": [6, 0], "min_load": [0.5, 0.5],
+    ...     "max_load": [0.7, 0.7]})
     >>> v = _multiskill_optimal(table)
     >>> v["A.optimal.instances"], v["A.optimal.pi.median_gap"], v["A.optimal.pi.best_index"]
     ('10', '1.23', '6')
-    >>> v["A.optimal.pi2.max_gap"], v["A.optimal.pi2.min_gap"]
-    ('0.05', '0.00')
+    >>> v["A.optimal.pi2.max_gap"], v["A.optimal.pi2.min_gap"], v["A.optimal.max_load"]
+    ('0.05', '0.00', '0.7')
     """
     _require(
         summary,
-        ["policy", "instances", "median_gap_pct", "max_gap_pct", "min_gap_pct", "best_index"],
+        ["policy", "instances", "median_gap_pct", "max_gap_pct", "min_gap_pct", "best_index",
+         "min_load", "max_load"],
         "optimal",
-    )
-    out = {"A.optimal.instances": integer(summary["instances"].max())}
+    )  # fmt: skip
+    out = {
+        "A.optimal.instances": integer(summary["instances"].max()),
+        "A.optimal.min_load": plain(summary["min_load"].min()),
+        "A.optimal.max_load": plain(summary["max_load"].max()),
+    }
     for row in summary.itertuples():
         p = f"A.optimal.{row.policy}"
         out[f"{p}.median_gap"] = fixed(row.median_gap_pct, 2)
