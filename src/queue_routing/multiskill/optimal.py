@@ -50,6 +50,8 @@ from .optimal_kernels import (
     greedy_mask,
     index_mask,
     relative_value_iteration,
+    relative_value_iteration_2,
+    relative_value_iteration_3,
     stationary_gauss_seidel,
     stationary_summary,
 )
@@ -239,9 +241,12 @@ def _iterate(
     """Value iteration in place on ``h`` in blocks of :data:`KERNEL_BLOCK` iterations (the
     kernel keeps no state but ``h``, so the blocks are the uninterrupted iteration)."""
     eta, mu, cost, big_lam = _rates(instance)
+    kernel = {2: relative_value_iteration_2, 3: relative_value_iteration_3}.get(
+        instance.n_classes, relative_value_iteration
+    )
     it, lower, upper, converged = 0, math.nan, math.nan, False
     while it < max_iter and not converged:
-        done, lower, upper, converged = relative_value_iteration(
+        done, lower, upper, converged = kernel(
             h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, min(KERNEL_BLOCK, max_iter - it)
         )
         it += int(done)

@@ -30,6 +30,8 @@ __all__ = [
     "greedy_mask",
     "index_mask",
     "relative_value_iteration",
+    "relative_value_iteration_2",
+    "relative_value_iteration_3",
     "stationary_gauss_seidel",
     "stationary_summary",
     "strides",
@@ -135,6 +137,175 @@ def relative_value_iteration(
         if upper - lower <= rtol * 0.5 * abs(upper + lower):
             return it, lower, upper, True
     return max_iter, lower, upper, False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arrival_value(mode, mask, p, s, i, hd, h0):  # pragma: no cover - compiled
+    """The value after a class-``i`` arrival: ``min(hd, h0)`` (optimal), or the policy's
+    server (table) or mixture (split)."""
+    if mode == MODE_OPTIMAL:
+        return hd if hd <= h0 else h0
+    q = _dedicated_share(mode, mask, p, s, i)
+    return q * hd + (1.0 - q) * h0
+
+
+#: Value-iteration steps between two normalisations ``h <- h - h(0)`` in the unrolled
+#: kernels (``T(h + r) = Th + r``, so the span bounds do not see the shift in between).
+NORMALISE_EVERY = 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish_step(src, dst, it, done, max_iter):  # pragma: no cover - compiled
+    """After step ``it`` wrote ``dst`` from ``src``: normalise ``dst`` every
+    :data:`NORMALISE_EVERY` steps and at the end; returns the buffers of the next step."""
+    if it % NORMALISE_EVERY == 0 or done or it == max_iter:
+        ref = dst[0]
+        for s in range(dst.size):
+            dst[s] -= ref
+    return dst, src
+
+
+@njit(cache=True, nogil=True)
+def relative_value_iteration_2(
+    h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
+):  # pragma: no cover - compiled
+    """:func:`relative_value_iteration` for two classes (three servers), the loops over the
+    counts written out and two buffers used in turn (normalised every
+    :data:`NORMALISE_EVERY` steps): the same operator at a fraction of the general
+    kernel's cost per step (``benchmarks/optimal_value_iteration.py``)."""
+    n = L + 1
+    s0 = n * n
+    s1 = n
+    other = np.empty(h.size)
+    src, dst = h, other
+    eta1, eta2 = eta[0], eta[1]
+    mu0, mu1, mu2 = mu[0], mu[1], mu[2]
+    c0, c1, c2 = cost[0], cost[1], cost[2]
+    stay_all = big_lam - eta1 - eta2
+    inv = 1.0 / big_lam
+    lower = np.nan
+    upper = np.nan
+    it = 0
+    done = False
+    while it < max_iter and not done:
+        it += 1
+        lo = np.inf
+        hi = -np.inf
+        for a in range(n):
+            for b in range(n):
+                base = (a * n + b) * n
+                hold = c0 * a + c1 * b
+                dep = 0.0
+                if a > 0:
+                    dep += mu0
+                if b > 0:
+                    dep += mu1
+                for c in range(n):
+                    s = base + c
+                    hs = src[s]
+                    acc = hold + c2 * c
+                    d = dep
+                    if a > 0:
+                        acc += mu0 * src[s - s0]
+                    if b > 0:
+                        acc += mu1 * src[s - s1]
+                    if c > 0:
+                        acc += mu2 * src[s - 1]
+                        d += mu2
+                    h0 = src[s + s0] if a < L else hs
+                    h1 = src[s + s1] if b < L else hs
+                    h2 = src[s + 1] if c < L else hs
+                    acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0)
+                    acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0)
+                    acc += (stay_all - d) * hs
+                    t = acc * inv
+                    dst[s] = t
+                    diff = t - hs
+                    if diff < lo:
+                        lo = diff
+                    if diff > hi:
+                        hi = diff
+        lower = big_lam * lo
+        upper = big_lam * hi
+        done = upper - lower <= rtol * 0.5 * abs(upper + lower)
+        src, dst = _finish_step(src, dst, it, done, max_iter)
+    if src is not h:  # the last values are in the other buffer
+        h[:] = src
+    return it, lower, upper, done
+
+
+@njit(cache=True, nogil=True)
+def relative_value_iteration_3(
+    h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
+):  # pragma: no cover - compiled
+    """:func:`relative_value_iteration_2` for three classes (four servers)."""
+    n = L + 1
+    s0 = n * n * n
+    s1 = n * n
+    s2 = n
+    other = np.empty(h.size)
+    src, dst = h, other
+    eta1, eta2, eta3 = eta[0], eta[1], eta[2]
+    mu0, mu1, mu2, mu3 = mu[0], mu[1], mu[2], mu[3]
+    c0, c1, c2, c3 = cost[0], cost[1], cost[2], cost[3]
+    stay_all = big_lam - eta1 - eta2 - eta3
+    inv = 1.0 / big_lam
+    lower = np.nan
+    upper = np.nan
+    it = 0
+    done = False
+    while it < max_iter and not done:
+        it += 1
+        lo = np.inf
+        hi = -np.inf
+        for a in range(n):
+            for b in range(n):
+                for c in range(n):
+                    base = ((a * n + b) * n + c) * n
+                    hold = c0 * a + c1 * b + c2 * c
+                    dep = 0.0
+                    if a > 0:
+                        dep += mu0
+                    if b > 0:
+                        dep += mu1
+                    if c > 0:
+                        dep += mu2
+                    for e in range(n):
+                        s = base + e
+                        hs = src[s]
+                        acc = hold + c3 * e
+                        d = dep
+                        if a > 0:
+                            acc += mu0 * src[s - s0]
+                        if b > 0:
+                            acc += mu1 * src[s - s1]
+                        if c > 0:
+                            acc += mu2 * src[s - s2]
+                        if e > 0:
+                            acc += mu3 * src[s - 1]
+                            d += mu3
+                        h0 = src[s + s0] if a < L else hs
+                        h1 = src[s + s1] if b < L else hs
+                        h2 = src[s + s2] if c < L else hs
+                        h3 = src[s + 1] if e < L else hs
+                        acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0)
+                        acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0)
+                        acc += eta3 * _arrival_value(mode, mask, p, s, 3, h3, h0)
+                        acc += (stay_all - d) * hs
+                        t = acc * inv
+                        dst[s] = t
+                        diff = t - hs
+                        if diff < lo:
+                            lo = diff
+                        if diff > hi:
+                            hi = diff
+        lower = big_lam * lo
+        upper = big_lam * hi
+        done = upper - lower <= rtol * 0.5 * abs(upper + lower)
+        src, dst = _finish_step(src, dst, it, done, max_iter)
+    if src is not h:
+        h[:] = src
+    return it, lower, upper, done
 
 
 @njit(cache=True, nogil=True)
