@@ -203,6 +203,21 @@ def test_optimal_cost_and_bounds_are_never_negative(mu, level):
     assert 0.0 <= opt.lower <= opt.cost <= opt.upper
 
 
+def test_a_span_below_zero_is_reported_as_the_valid_bound_zero(monkeypatch):
+    # value iteration can end with a span [lower, upper] around a tiny cost whose lower end
+    # rounding or the tolerance puts below 0 (the issue: a cost of -2.6e-9); every cost is
+    # >= 0, so 0 is a valid lower bound and the midpoint of [0, upper] is reported
+    real = markov._iterate_compiled
+
+    def shifted(*args):
+        h, actions, it, _, _, ok = real(*args)
+        return h, actions, it, -5.2e-9, 1e-12, ok
+
+    monkeypatch.setattr(markov, "_iterate_compiled", shifted)
+    opt = markov.optimal_policy(_inst(service_rates=[1.0, 1000.0]), 4, 1e-8)
+    assert opt.lower == 0.0 and opt.upper == 1e-12 and opt.cost == 0.5e-12
+
+
 @pytest.mark.parametrize("spec", ["erlang:3_0", "erlang:+3", "lognormal:1_6", "lognormal:inf",
                                   "hyperexponential:nan", "erlang: 3 0"])  # fmt: skip
 def test_job_size_laws_have_a_strict_grammar(spec):

@@ -1,8 +1,9 @@
 """The instability search over every size, merged from its chunks (thin adapter)."""
 
-from queue_routing.io import read_json, write_json, write_table
+from queue_routing.io import write_json, write_table
 from queue_routing.serverpools.experiments import search_sizes, search_tables_from_chunks
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_checked_json
 
 
 def _size(size):
@@ -16,7 +17,7 @@ def main(snakemake):
         p.seed,
         sizes,
         p.samples_per_size,
-        [read_json(path) for path in snakemake.input.chunks],
+        [read_checked_json(path) for path in snakemake.input.chunks],
         mu_range=p.mu_range,
         flow_range=p.flow_range,
         rho=p.rho,
