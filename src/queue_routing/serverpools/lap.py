@@ -98,14 +98,15 @@ def lap_priorities(edges, n_classes: int, n_pools: int, root_pool: int) -> np.nd
     0-based. Leaf elimination (module docstring): the lowest-numbered leaf other than the root,
     classes before pools, is deleted next and its edge gets the next priority.
 
-    The N-shape class 1 - pool 1 - class 2 - pool 2 rooted at pool 2: class 1 is the only
-    leaf besides the root, then pool 1, then class 2:
+    The N-shape class 1 - pool 1 - class 2 - pool 2 (edges 0, 1, 2) rooted at pool 2: class 1
+    is the only leaf besides the root, then pool 1, then class 2; rooted at pool 1, class 1 and
+    pool 2 are both leaves (class 1 first), then class 2:
 
     >>> edges = np.array([[0, 0], [1, 0], [1, 1]])
     >>> lap_priorities(edges, 2, 2, root_pool=1).tolist()
     [0, 1, 2]
-    >>> lap_priorities(edges, 2, 2, root_pool=0).tolist()  # pool 2 a leaf first, then class 2
-    [2, 1, 0]
+    >>> lap_priorities(edges, 2, 2, root_pool=0).tolist()
+    [0, 2, 1]
     """
     edges = np.asarray(edges, dtype=np.int64)
     n_nodes = n_classes + n_pools
@@ -286,10 +287,15 @@ def lap_drift(equilibrium: LAPEquilibrium) -> np.ndarray:
     """A = G M, shape ``(I, I)``, per unit time: the linearised LAP fluid model in class totals
     near ``equilibrium`` (module docstring; every pool but the root full, no queues).
 
+    The stable example rooted at pool 3 (classes eliminated in the order 3, 1, 2): x_3' has
+    -mu_33 = -1, x_1' has -mu_12 = -2 (pool 1 is full with class 1), and class 2 gets what
+    class 1 leaves of pool 2 (d psi_22 / d x_1 = -1) and the rest on (2, 3), so
+    d x_2' / d x_1 = 0.5 - 1.5 = -1 and d x_2' / d x_2 = -mu_23 = -1.5:
+
     >>> from queue_routing.serverpools.instances import example_system
     >>> eq = lap_equilibrium(example_system("stable"), 2)
-    >>> lap_drift(eq).round(6).tolist()  # lower triangular in the elimination order
-    [[-2.0, 0.0, 0.0], [1.0, -1.5, 0.0], [0.0, 0.0, -1.0]]
+    >>> lap_drift(eq).round(6).tolist()
+    [[-2.0, 0.0, 0.0], [-1.0, -1.5, 0.0], [0.0, 0.0, -1.0]]
     """
     solution = equilibrium.solution
     system = solution.system
@@ -320,7 +326,19 @@ def static_drift(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarr
 class LAPAnalysis:
     """The LAP equilibrium at one root, its linearisation A and spectrum (:func:`analyze_lap`).
 
-    ``roots``: every pool's equilibrium (:func:`lap_roots`), the chosen one among them.
+    Attributes
+    ----------
+    equilibrium:
+        The chosen root's :class:`LAPEquilibrium` (admissible).
+    drift:
+        A = G M, shape ``(I, I)``, per unit time (:func:`lap_drift`).
+    eigenvalues:
+        Its spectrum sorted by decreasing real part (real: A is triangular up to a
+        permutation), per unit time.
+    stable:
+        Every eigenvalue's real part below ``-1e-9 max mu``.
+    roots:
+        Every pool's equilibrium (:func:`lap_roots`), the chosen one among them.
     """
 
     equilibrium: LAPEquilibrium

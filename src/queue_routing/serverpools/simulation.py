@@ -1,4 +1,5 @@
-"""Exact event-driven simulation of the r-th stochastic system under LQFS-LB (Sec. 2).
+"""Exact event-driven simulation of the r-th stochastic system under LQFS-LB (Sec. 2), and
+under Leaf Activity Priority and static routing for comparison.
 
 The r-th system: class i arrives as Poisson(r lambda_i); pool j has ``N_j = round(r beta_j)``
 servers; a class-i customer in pool j is served in Exp(mu_ij) time, only on the basic
@@ -16,6 +17,17 @@ LQFS-LB:
 * Scheduling: a server of pool j that completes a service takes the head of the longest
   queue among C(j); otherwise it idles.
 * Ties: uniformly at random (reservoir sampling), from the run's ``ties`` stream.
+
+Two other disciplines run in the same kernel (``policy`` of :func:`simulate`;
+``docs/serverpools.md``, "What to do instead: LAP"):
+
+* Leaf Activity Priority (:mod:`.lap`): an arrival takes an idle server in the first pool of
+  S(i) in priority order that has one, else queues; a freed server takes the first class of
+  C(j) in priority order with a queue. No ties, no draws beyond ``clock`` and ``events``.
+* Static routing: an arrival of class i goes to pool j with probability flow_ij / lambda_i
+  (the SPP's flows) and takes an idle server there or waits in pool j's own line; a freed
+  server takes a uniformly drawn customer of its line (random order of service). Its routes
+  and draws come from ``ties``.
 
 Output: the diffusion-scaled deviation of the class totals ``X_i = sum_j Z_ij + Q_i``,
 ``(X_i(t) - r x*_i) / sqrt(r)`` with ``x*_i = psi*_i + q`` (q the equilibrium queue per unit
@@ -37,7 +49,10 @@ make runs independent. Each step draws one uniform from ``clock`` (its holding t
 Invariants: every run checks the conservation ``X(t_end) = X(0) + arrivals - departures``
 per class; ``check=True`` also checks after every event that ``0 <= Z``, ``0 <= Q``,
 ``sum_i Z_ij <= N_j`` and that no pool has an idle server while a class of C(j) waits
-(work conservation of LQFS-LB), and counts violations (:func:`invariant_violations`).
+(work conservation of LQFS-LB, and of LAP), and counts violations
+(:func:`invariant_violations`); under LAP it also counts every arrival that passed over an
+idle server of a higher-priority activity, and under static routing it checks that no pool
+has an idle server while a customer routed to it waits.
 
 Units: time in units of 1/mu; deviations in customers / sqrt(r).
 """
@@ -675,7 +690,8 @@ def replication_states(seed: int, keys: tuple) -> np.ndarray:
     (:func:`~queue_routing.seeding.stream_states`). ``keys`` identify the run and end with
     its replication index (the experiments pass ``(kind, example, int(r), replication)``), so
     replication ``k`` is the same whatever the number of replications and independent of the
-    others. There is one policy (LQFS-LB), so no policy key.
+    others. The disciplines (:data:`POLICIES`) take no key of their own: run with the same
+    ``(seed, keys)`` they read the same streams (common random numbers).
 
     >>> a = replication_states(1, ("k", 0))
     >>> a.shape, bool((a == replication_states(1, ("k", 0))).all())
