@@ -9,6 +9,7 @@ for one out of range.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -16,15 +17,30 @@ import numpy as np
 from .errors import ArgumentError
 
 __all__ = [
+    "MAX_EVENTS_PER_REPLICATION",
+    "REPLICATION_BYTES",
     "confidence_level",
+    "events_per_replication",
     "integer",
     "is_int",
     "nonnegative_int",
     "positive",
     "replication_count",
+    "replication_memory",
     "show",
     "time_length",
 ]
+
+#: The most events one replication of a simulation may ask for (Part A's uniformised steps or
+#: events, Part B's arrivals): 1e10, hours of compiled simulation per replication. A longer
+#: run is refused up front (:func:`events_per_replication`) rather than left running for days.
+MAX_EVENTS_PER_REPLICATION = 10**10
+
+#: Memory (bytes) that one replication's results take, at most, in every part's simulators:
+#: the per-replication costs, counts and stream keys they keep. Measured with ``tracemalloc``
+#: (the peak's growth per replication): 170 bytes for one policy of Part A or B, 430 for Part
+#: A's comparison of five policies; 1 KiB leaves room for comparisons of more policies.
+REPLICATION_BYTES = 1024
 
 
 def show(value: Any) -> str:
@@ -101,7 +117,8 @@ def integer(name: str, value: Any, low: int, high: int | None = None) -> int:
 
 def replication_count(value: Any, *, minimum: int = 2) -> int:
     """The number of independent replications: an int ``>= minimum`` (a confidence
-    interval needs two; a control variate three).
+    interval needs two; a control variate three) whose results fit in memory
+    (:func:`replication_memory`).
 
     >>> replication_count(1)
     Traceback (most recent call last):
@@ -117,7 +134,78 @@ def replication_count(value: Any, *, minimum: int = 2) -> int:
             "replications",
             f"replications must be >= {minimum} (for a confidence interval), got {value}",
         )
-    return int(value)
+    return replication_memory(int(value))
+
+
+def _memory_bytes() -> float | None:
+    """The machine's memory (bytes), or the process's control group's limit if lower;
+    ``None`` where neither is known."""
+    try:
+        total = float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit.isdigit():
+            total = min(total, float(limit))
+    except OSError:
+        pass
+    return total if total > 0 else None
+
+
+def _size(n_bytes: float) -> str:
+    """``n_bytes`` in a readable unit: ``"1.5 GB"``."""
+    for unit in ("bytes", "kB", "MB", "GB", "TB"):
+        if n_bytes < 1000 or unit == "TB":
+            return f"{n_bytes:.3g} {unit}"
+        n_bytes /= 1000
+    raise AssertionError  # pragma: no cover
+
+
+def replication_memory(replications: int, memory: float | None = None) -> int:
+    """``replications`` if their results fit in half the machine's ``memory`` (bytes; default
+    the physical memory, or the control group's limit) at :data:`REPLICATION_BYTES` each;
+    else an :class:`~queue_routing.errors.ArgumentError` naming ``replications`` with the
+    estimate, raised before anything is allocated (rather than a ``MemoryError`` later).
+
+    >>> replication_memory(10**9, memory=16e9)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    queue_routing.errors.ArgumentError: replications = 1000000000 need about 1.02 TB of memory...
+    """
+    if memory is None:
+        memory = _memory_bytes()
+    need = float(replications) * REPLICATION_BYTES
+    if memory is not None and need > memory / 2:
+        raise ArgumentError(
+            "replications",
+            f"replications = {replications} need about {_size(need)} of memory for their "
+            f"results ({REPLICATION_BYTES} bytes each), more than half of the "
+            f"{_size(memory)} here; use fewer",
+        )
+    return int(replications)
+
+
+def events_per_replication(name: str, rate: float, length: float, what: str) -> float:
+    """The events of one replication, ``rate`` (events per unit time) times ``length`` (time
+    units: warm-up plus horizon), if at most :data:`MAX_EVENTS_PER_REPLICATION`; else an
+    :class:`~queue_routing.errors.ArgumentError` naming ``name`` (the time argument that
+    makes the run long), whose message says ``what`` the rate is.
+
+    >>> events_per_replication("horizon", 300.0, 1e13, "steps")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    queue_routing.errors.ArgumentError: horizon: 300 steps per unit time ... exceeds 1e+10
+    """
+    events = float(rate) * float(length)
+    if not events <= MAX_EVENTS_PER_REPLICATION:
+        raise ArgumentError(
+            name,
+            f"{name}: {rate:.3g} {what} per unit time x (warmup + horizon) {length:.3g} = "
+            f"{events:.3g} {what} per replication exceeds {MAX_EVENTS_PER_REPLICATION:.0e}",
+        )
+    return events
 
 
 def nonnegative_int(name: str, value: Any) -> int:

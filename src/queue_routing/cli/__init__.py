@@ -87,8 +87,18 @@ def _write_output(text: str, output: str | None) -> None:
         return
     if sys.stdout is None:
         raise OSError("standard output is closed")
-    sys.stdout.write(text)
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's capture): its write
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    # Every byte, by the descriptor: an unbuffered text stream (PYTHONUNBUFFERED=1) drops the
+    # rest of a partial write without an error, so a closed pipe would end in silence.
     sys.stdout.flush()
+    data = memoryview(text.encode())
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,7 +55,7 @@ class UnstableInstanceError(InstanceError):
     """
 
     def __init__(self, deficit: float):
-        self.deficit = deficit
+        self.deficit = deficit = float(deficit) + 0.0  # a zero deficit is 0, never -0
         super().__init__(
             "arrival_rate: pure routing (rejection_cost null) needs arrival_rate < "
             f"sum_k servers_k * service_rates_k; the deficit is {deficit:.6g} jobs per unit time"

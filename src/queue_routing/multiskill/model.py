@@ -56,7 +56,7 @@ class UnstableInstanceError(InstanceError):
 
     def __init__(self, classes: tuple[int, ...], deficit: float, where: str = ""):
         self.classes = classes
-        self.deficit = deficit
+        self.deficit = deficit = float(deficit) + 0.0  # a zero deficit is 0, never -0
         shown = ", ".join(map(str, classes[:20])) + (", ..." if len(classes) > 20 else "")
         prefix = f"{where}: " if where else ""
         super().__init__(

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import stats
-from ..checks import nonnegative_int, replication_count, time_length
+from ..checks import events_per_replication, nonnegative_int, replication_count, time_length
 from ..errors import ArgumentError
 from ..stats import Replicated, t_half_width
 from ..user_policy import DEFAULT_TABLE_SIZE
@@ -123,6 +123,12 @@ def check_args(instance: Any, horizon: Any, warmup: Any, replications: Any, seed
     if warmup is None:
         warmup = 0.1 * horizon
     warmup = time_length("warmup", warmup, allow_zero=True)
+    events_per_replication(  # the uniformised steps (at least the general simulator's events)
+        "warmup" if warmup > horizon else "horizon",
+        float(np.sum(instance.eta) + np.sum(instance.mu)),
+        warmup + horizon,
+        "steps",
+    )
     replication_count(replications)
     nonnegative_int("seed", seed)
     return float(warmup)

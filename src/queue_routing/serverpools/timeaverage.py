@@ -83,6 +83,22 @@ class TimeAverageEstimate(Replicated):
         }
 
 
+def smallest_scale(pool_sizes: np.ndarray) -> float:
+    """A scale r, shown to three significant digits, that gives every pool a server:
+    ``round(r beta_j) >= 1`` needs ``r beta_j > 1/2`` (``round`` takes a half to the even 0),
+    i.e. ``r > 1 / (2 min_j beta_j)``; the three-digit number above that bound.
+
+    >>> smallest_scale(np.array([0.02, 1.0]))  # the bound 25 itself gives 0.5: no server
+    25.1
+    """
+    bound = 0.5 / float(np.min(pool_sizes))
+    step = 10.0 ** (math.floor(math.log10(bound)) - 2)
+    r = float(f"{(math.floor(bound / step) + 1) * step:.3g}")
+    while np.any(np.rint(r * pool_sizes) < 1):  # a bound just below a three-digit number
+        r = float(f"{r + step:.3g}")
+    return r
+
+
 def time_average(
     system: ServerPoolSystem | SPPSolution,
     r: float,
@@ -145,7 +161,7 @@ def time_average(
             "scale",
             f"scale r = {r:g} gives pool {j + 1} no server (r beta_{j + 1} = "
             f"{r * solution.system.pool_sizes[j]:.3g} rounds to 0); use r >= "
-            f"{0.5 / solution.system.pool_sizes[j]:.3g}",
+            f"{smallest_scale(solution.system.pool_sizes):.3g}",
         )
     gamma = stability_verdict(solution).max_real_underloaded
     if warmup is None:
