@@ -115,3 +115,20 @@ def test_part_a_command_refuses_an_endless_run(tmp_path, capsys, option, value):
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert err.startswith(f"queue-routing: error: {option}: ") and err.count("\n") == 1
+
+
+def test_a_memory_error_is_one_line_not_an_internal_error(tmp_path, capsys, monkeypatch):
+    """Whatever the up-front estimate misses: a MemoryError is the machine's limit, status 1."""
+    from queue_routing import multiskill
+    from queue_routing.cli import main
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(multiskill, "compare", no_memory)
+    path = tmp_path / "t1.json"
+    path.write_text(json.dumps(TABLE1))
+    code = main(["multiskill", "compare", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "")
+    assert err == "queue-routing: error: not enough memory for this run: ask for a smaller one\n"

@@ -186,6 +186,9 @@ def _run(argv: Sequence[str] | None, guard: SignalExit) -> int:
                 where = f" {exc.filename}" if exc.filename else ""
                 _say("error", f"cannot write the output{where}: {exc.strerror or exc}")
                 return 1
+            if isinstance(exc, MemoryError):  # not a bug: the run does not fit this machine
+                _say("error", "not enough memory for this run: ask for a smaller one")
+                return 1
             # a bug: still one line, and a status of its own
             _say("error", f"internal error, please report it: {type(exc).__name__}: {exc}")
             return 3
