@@ -62,6 +62,18 @@ def test_heavy_pure_routing_io_is_answered_and_is_the_larger_chain():
     assert abs(res.cost - ref.cost) <= 10 * _tol(ref.cost, inst)
 
 
+def test_an_explicit_level_of_a_transient_index_policy_is_not_certified():
+    # the policy of the next test, at one level: the share of arrivals the level decides does
+    # not fade from level 88 to 200 (it does not fade at any level), so no certificate
+    inst = Instance.from_dict({"arrival_rate": 3.7, "servers": [2, 3], "service_rates":
+                               [1.0, 0.6], "rejection_cost": None,
+                               "deadline": {"kind": "constant", "t": 0.3}})  # fmt: skip
+    with pytest.warns(policies.TruncationWarning):
+        res = evaluate(inst, "pi", truncation=200)
+    assert res.certified is False and res.truncation_rate > 0.1 * inst.arrival_rate
+
+
+@pytest.mark.slow
 def test_a_transient_index_policy_is_refused_not_certified_by_its_settled_cost(monkeypatch):
     # PI at load 0.974 with short deadlines lets one queue grow without bound: the truncated
     # costs settle, but a third of the arrivals stay decided by the level at every level

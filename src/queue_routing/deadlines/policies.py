@@ -551,6 +551,7 @@ def evaluate(
     seed: int = 0,
     keys: tuple = (),
     progress: Callable[..., Any] | None = None,
+    certify: bool = True,
 ) -> ChainResult | SimulationResult:
     """Cost, rejection and miss rates of ``policy`` (one of :data:`POLICIES`) on ``instance``.
 
@@ -586,7 +587,10 @@ def evaluate(
       ``lost_rate``, ``boundary_mass``, ``forced_rejection_rate``, and those of the
       automatic path (``history``, ``truncation_error``, ``certified``, ``cost_floor``)
       from the same chain solved at up to two lower levels (``L / 1.5``, ``L / 2.25``);
-      an uncertified result also raises a :class:`TruncationWarning`.
+      an uncertified result also raises a :class:`TruncationWarning`. With
+      ``certify=False`` the lower levels are not solved (``certified`` and
+      ``truncation_error`` are ``None``: not assessed), for a caller that judges the level
+      itself (about 40% less work at two clusters).
 
     Returns a :class:`~queue_routing.deadlines.markov.ChainResult`.
 
@@ -648,6 +652,10 @@ def evaluate(
                 "truncation",
                 f"truncation: (truncation + 1)^{n} = {(level + 1) ** n:.3g} states exceeds "
                 f"{MAX_STATES}",
+            )
+        if not certify:
+            return replace(
+                _at_level(instance, policy, level, progress), cost_floor=cost_floor(instance)
             )
         return _evaluate_explicit(instance, policy, level, progress)
     if policy == "optimal":
