@@ -52,9 +52,12 @@ def _damage(path: Path, kind: str, column: str | None = None) -> None:
         path.write_text("".join(lines[: max(1, min(5, len(lines) - 1))]))
     elif kind == "drop_column":
         table.drop(columns=[column or table.columns[-1]]).to_csv(path, index=False)
-    elif kind == "nan":
-        table[column or table.columns[-1]] = table[column or table.columns[-1]].astype(object)
-        table.loc[table.index[len(table) // 2], column or table.columns[-1]] = None
+    elif kind == "nan":  # a value lost: a cell that holds one, from the last column back
+        names = [column] if column else list(reversed(table.columns))
+        name = next(c for c in names if table[c].notna().any())
+        row = table.index[table[name].notna().to_numpy()][len(table) // 2 % table[name].count()]
+        table[name] = table[name].astype(object)
+        table.loc[row, name] = None
         table.to_csv(path, index=False)
 
 
