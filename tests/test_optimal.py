@@ -311,3 +311,34 @@ def test_pi2_simulated_within_its_interval_of_the_chain():
     sim = simulate_table(C2, pi2_table(C2, L), L, horizon=3000.0, replications=10, seed=2)
     assert sim.table_bound == 0
     assert abs(sim.cost - exact.cost) <= sim.ci95
+
+
+def test_user_policy_on_the_chain_is_its_index():
+    """A user policy whose index is PI's (a callable index(server, jobs, instance)) has PI's
+    chain cost, and the CLI's policy list takes it by name."""
+    from queue_routing.multiskill.policies import policy_weights
+
+    w = policy_weights(C2, "pi")
+
+    def pi_index(server, jobs, instance):
+        return float(w[server] * (jobs + 1))
+
+    ours = evaluate_policy(C2, pi_index, 14, certify=False)
+    assert ours.policy == "pi_index"
+    assert ours.cost == evaluate_policy(C2, "pi", 14, certify=False).cost
+
+
+@pytest.mark.slow
+def test_certification_at_a_heavier_load():
+    """At total load 0.75 (the chain mixes slowly, the level needed is several times larger)
+    the certified optimum is unchanged at a level a quarter larger, and below every policy
+    certified on the chain."""
+    inst = Instance(mu=[1.0, 1.0, 1.0], cost=[1.0, 2.0, 4.0], eta=[1.125, 1.125])
+    rtol = 1e-4
+    cmp = compare_with_optimum(inst, ["io", "pi", "pi2"], rtol=rtol)
+    opt = cmp.optimal
+    assert opt.converged and opt.certified
+    bigger = optimal_policy(inst, math.ceil(1.25 * opt.truncation), rtol=rtol / 10)
+    assert abs(bigger.cost - opt.cost) <= rtol * opt.cost
+    for name, ev in cmp.evaluations.items():
+        assert ev.certified and ev.cost >= opt.lower * (1 - rtol), name
