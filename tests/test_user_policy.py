@@ -517,9 +517,13 @@ def test_cli_bad_values_exit_2_in_one_line(capsys, tmp_path, table1_file, b_file
 
 
 # -- config and pipeline -------------------------------------------------------------------
-def test_config_schema_accepts_user_policies_only_in_the_file_form():
+def test_config_schema_accepts_user_policies_only_in_the_file_form(monkeypatch):
     schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-    good = merged_config({"multiskill": {"simulation": {"policies": ["pi", "my/p.py:f"]}}})
+    # a policy file is loaded and tried at validation (paths relative to the working
+    # directory): the worked examples of each part
+    monkeypatch.chdir(ROOT)
+    part_a, part_b = "docs/examples/my_policy.py:pi_damped", "docs/examples/my_policy.py:miss_guess"
+    good = merged_config({"multiskill": {"simulation": {"policies": ["pi", part_a]}}})
     validate_config(good, schema)
     for bad in ("magic", "p.py", "p.txt:f", "p.py:1f"):
         config = merged_config({"multiskill": {"simulation": {"policies": ["pi", bad]}}})
@@ -528,7 +532,7 @@ def test_config_schema_accepts_user_policies_only_in_the_file_form():
     node = yaml.safe_load(schema.read_text())["properties"]["multiskill"]["properties"]
     items = node["simulation"]["properties"]["policies"]["items"]
     assert items["anyOf"][1]["pattern"] == SPEC_PATTERN
-    good = merged_config({"deadlines": {"large": {"policies": ["bs", "pi", "my/p.py:f"]}}})
+    good = merged_config({"deadlines": {"large": {"policies": ["bs", "pi", part_b]}}})
     validate_config(good, schema)
     bad = merged_config({"deadlines": {"large": {"policies": ["pi", "optimal"]}}})
     with pytest.raises(ConfigError, match=r"deadlines\.large\.policies\[1\]"):

@@ -91,8 +91,9 @@ __all__ = [
 
 #: Default ``table_size``: the index is tabulated for ``jobs = 0..400`` at every server.
 DEFAULT_TABLE_SIZE = 400
-#: The config schema's pattern of a policy string ``path/to/file.py:name``.
-SPEC_PATTERN = r"^[^:]+\.py:[A-Za-z_][A-Za-z0-9_]*$"
+#: The config schema's pattern of a policy string ``path/to/file.py:name`` (the path may
+#: hold ``:``, as :func:`is_spec`, which splits at the last one, accepts).
+SPEC_PATTERN = r"^.+\.py:[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class UserPolicyError(ValueError):
