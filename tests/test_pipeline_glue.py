@@ -5,10 +5,13 @@ handlers belong to a process's main thread) with a stand-in for Snakemake's ``sn
 object, and checks what is left on disk.
 """
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 CHILD = textwrap.dedent(
     """
@@ -34,6 +37,20 @@ CHILD = textwrap.dedent(
                 return real_exists(path)
 
             os.path.exists = exists
+        if case in ("compile-sigterm", "compile-sigint"):
+            # the signal lands while numba compiles a kernel (no cache: NUMBA_CACHE_DIR is
+            # empty and the function is new), where raising from a handler crashes numba
+            import threading
+            from numba import njit
+
+            sig = signal.SIGTERM if case == "compile-sigterm" else signal.SIGINT
+            threading.Timer(0.05, os.kill, (os.getpid(), sig)).start()
+            with atomic_path(out) as tmp:
+                tmp.write_text("partial")
+                for k in range(40):  # a new specialisation each time: compiling throughout
+                    njit(lambda x, k=k: x + k)(float(k))
+                tmp.write_text("complete")
+            return
         with atomic_path(out) as tmp:
             tmp.write_text("partial")
             if case != "complete":
@@ -48,8 +65,10 @@ CHILD = textwrap.dedent(
 
 def run_child(tmp_path, case):
     out, log = tmp_path / "out.csv", tmp_path / "job.log"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(out), str(log), case],
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,3 +106,14 @@ def test_a_rerun_removes_stale_temporaries_of_a_killed_job(tmp_path):
     assert out.read_text() == "complete"
     assert not stale.exists() and unrelated.exists()
     assert "removed stale temporary file" in log.read_text()
+
+
+@pytest.mark.parametrize("case", ["compile-sigterm", "compile-sigint"])
+def test_a_signal_while_numba_compiles_ends_the_job_in_order(tmp_path, case):
+    proc, out, log = run_child(tmp_path, case)
+    sig = signal.SIGTERM if case == "compile-sigterm" else signal.SIGINT
+    assert proc.returncode == 128 + sig, proc.stderr
+    assert "Traceback" not in proc.stderr and "SystemError" not in log.read_text()
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+    assert f"terminated by {sig.name}" in log.read_text()

@@ -5,9 +5,14 @@ rule's log file and re-raises any error after logging it, so a failed job leaves
 in the log and Snakemake removes its (atomically written, hence never partial) outputs.
 
 Interruption: SIGTERM (sent by ``kill``, by Snakemake to its jobs, by SLURM at a time limit
-or ``scancel``) is turned into an orderly exit, so the temporary files of
-:func:`queue_routing.io.atomic_path` are removed on the way out; after a SIGKILL, which
-nobody can catch, the job's stale temporaries are removed when the job is run again.
+or ``scancel``) and SIGINT are turned into an orderly exit, so the temporary files of
+:func:`queue_routing.io.atomic_path` are removed on the way out. The handler never raises
+where the signal lands (inside numba's dispatcher or compiler that would crash the job): it
+records the signal (:class:`queue_routing.signals.SignalExit`), the job unwinds at its next
+safe point (:func:`queue_routing.signals.checkpoint`), and if none comes within a second the
+watcher removes the temporaries, logs the reason and ends the job with status 128 + signal
+number. After a SIGKILL, which nobody can catch, the job's stale temporaries are removed
+when the job is run again.
 """
 
 from __future__ import annotations
@@ -23,20 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..io import remove_live_temporaries
-from ..signals import SignalWatcher
+from ..signals import Interrupted, SignalExit, checkpoint, exit_status
 
 __all__ = ["remove_stale_temporaries", "run_figure_script", "run_script"]
-
-
-class Terminated(SystemExit):
-    """Raised in the main thread when the job receives SIGTERM."""
-
-
-def _terminate(signum, _frame):
-    # Once only: Snakemake forwards its own SIGTERM to the jobs, so a second one often
-    # follows the first, and raising again would cut short the clean-up it started.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Terminated(128 + signum)
 
 
 def remove_stale_temporaries(outputs) -> list[Path]:
@@ -63,39 +57,44 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
     logging.captureWarnings(True)
     log = logging.getLogger(f"rule.{snakemake.rule}")
     start = time.perf_counter()
-    previous = signal.signal(signal.SIGTERM, _terminate)
 
     def forced_exit(signum: int) -> None:
-        # The main thread is inside a compiled kernel and cannot unwind within the grace
-        # period: remove the temporaries, say so in the log, and let the watcher exit.
+        # The main thread reached no safe point within the grace period (it is inside a
+        # compiled kernel, or compiling one): remove the temporaries, say so in the log, and
+        # let the watcher end the job.
         remove_live_temporaries()
         log.error(
-            "rule %s terminated by %s (inside compiled code)",
+            "rule %s terminated by %s (no safe point within the grace period)",
             snakemake.rule,
             signal.Signals(signum).name,
         )
         handler.flush()
 
-    watch = SignalWatcher(forced_exit)
-    watch.start()
+    # Only the first signal counts: Snakemake forwards its own SIGTERM to the jobs, so a
+    # second one often follows the first and must not cut short the clean-up it started.
+    guard = SignalExit(forced_exit)
     try:
-        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+        with guard, contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
             log.info("wildcards: %s", dict(snakemake.wildcards.items()))
             for stale in remove_stale_temporaries(snakemake.output):
                 log.info("removed stale temporary file %s", stale)
             main(snakemake)
+            checkpoint()  # a signal that came after the last safe point of main
         # wall time and peak memory: what the cost model (queue_routing.workflow.resources) predicts
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
         log.info("done in %.2f s, peak memory %.0f MB", time.perf_counter() - start, peak_mb)
-    except Terminated:
-        log.error("rule %s terminated by SIGTERM", snakemake.rule)
-        raise
+    except Interrupted as stop:
+        if not guard.claim():  # the watcher is ending the job and reports it
+            time.sleep(guard.grace + 1.0)
+        log.error("rule %s terminated by %s", snakemake.rule, signal.Signals(stop.signum).name)
+        raise SystemExit(exit_status(stop.signum)) from None
     except Exception:
+        if guard.signum is not None and guard.claim():  # an error caused by the signal
+            log.error("rule %s terminated by %s", snakemake.rule, signal.Signals(guard.signum).name)
+            raise SystemExit(exit_status(guard.signum)) from None
         log.exception("rule %s failed", snakemake.rule)
         raise
     finally:
-        watch.stop()
-        signal.signal(signal.SIGTERM, previous)
         root.removeHandler(handler)
         if stream is not sys.stderr:
             stream.close()
