@@ -125,11 +125,7 @@ def test_a_file_changed_after_its_job_is_refused_whatever_its_contents(tmp_path,
 
 #: Consumers added while the reader was written, not yet reading through it (their rules'
 #: authors convert them: ``read_table(path, columns=..., rows=..., keys=..., no_nan=...)``).
-PENDING = {
-    "multiskill_optimal_figure.py",
-    "multiskill_optimal_switching_figure.py",
-    "multiskill_optimal_table.py",
-}
+PENDING: set[str] = set()
 
 
 def test_no_script_reads_an_intermediate_but_through_the_reader():

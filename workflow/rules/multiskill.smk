@@ -658,6 +658,15 @@ rule multiskill_optimal_table:
         "logs/multiskill/multiskill_optimal_table.log",
     conda:
         "../envs/queue-routing.yaml"
+    params:
+        # what the config determines of each input: one row per (kind, load, policy)
+        rows={
+            c: len(MS_OPT[f"c{c}_kinds"])
+            * len(MS_OPT[f"c{c}_loads"])
+            * len(MS_OPT["policies"])
+            for c in MS_OPT_CLASSES
+        },
+        policies=MS_OPT["policies"],
     message:
         "Part A: the table of exact gaps to the optimal dynamic routing"
     script:

@@ -6,10 +6,26 @@ import pandas as pd
 from queue_routing.io import atomic_path, write_table
 from queue_routing.multiskill.optimal_study import gap_summary, gaps_markdown, gaps_wide
 from queue_routing.workflow.scripts import run_script
+from queue_routing.workflow.tables import read_table
+
+COLUMNS = ["kind", "n_classes", "load", "policy", "cost", "gap_pct", "optimal_cost"]
 
 
 def main(snakemake):
-    rows = pd.concat([pd.read_csv(p) for p in snakemake.input.rows], ignore_index=True)
+    p = snakemake.params
+    frames = []
+    for n_classes, path in zip(p.rows, snakemake.input.rows, strict=True):
+        frames.append(
+            read_table(
+                path,
+                columns=COLUMNS,
+                rows=p.rows[n_classes],
+                keys={"policy": p.policies, "n_classes": [int(n_classes)]},
+                unique=["kind", "load", "policy"],
+                no_nan=["cost", "gap_pct", "optimal_cost"],
+            )
+        )
+    rows = pd.concat(frames, ignore_index=True)
     write_table(rows, snakemake.output.rows)
     wide = gaps_wide(rows)
     write_table(wide, snakemake.output.gaps)
