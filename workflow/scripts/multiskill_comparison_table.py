@@ -5,11 +5,17 @@ import pandas as pd
 from queue_routing.io import write_table
 from queue_routing.multiskill.experiments import comparison_summary
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import multiskill_compare_checks, read_table
 
 
 def main(snakemake):
-    table = pd.concat([read_table(p) for p in snakemake.input.costs], ignore_index=True)
+    table = pd.concat(
+        [
+            read_table(p, **multiskill_compare_checks(snakemake.config, p))
+            for p in snakemake.input.costs
+        ],
+        ignore_index=True,
+    )
     write_table(table, snakemake.output.table)
     write_table(
         comparison_summary(table),

@@ -3,7 +3,13 @@ figure (``params.draw``) and gives the scalars it needs."""
 
 from queue_routing.multiskill import figures
 from queue_routing.workflow.scripts import run_figure_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import multiskill_figure_checks, read_table
+
+
+def _read(snakemake, name):
+    """The rule's input table ``name``, checked against what the config determines."""
+    checks = multiskill_figure_checks(snakemake.config, snakemake.rule, name)
+    return read_table(snakemake.input[name], **checks)
 
 
 def fig1(snakemake):
@@ -11,41 +17,39 @@ def fig1(snakemake):
 
 
 def fig2(snakemake):
-    inp, p = snakemake.input, snakemake.params
-    return figures.fig2_case_map(read_table(inp.case_map), read_table(inp.boundaries), p.mu, p.cost)
+    p, s = snakemake.params, snakemake
+    return figures.fig2_case_map(_read(s, "case_map"), _read(s, "boundaries"), p.mu, p.cost)
 
 
 def fig3(snakemake):
     p = snakemake.params
-    return figures.fig3_loads(read_table(snakemake.input.loads), p.mu, p.cost, p.line_eta1)
+    return figures.fig3_loads(_read(snakemake, "loads"), p.mu, p.cost, p.line_eta1)
 
 
 def fig4(snakemake):
-    inp, p = snakemake.input, snakemake.params
+    p, s = snakemake.params, snakemake
     return figures.fig4_costs(
-        read_table(inp.costs),
-        read_table(inp.switching_points),
-        read_table(inp.switching_curve),
+        _read(s, "costs"),
+        _read(s, "switching_points"),
+        _read(s, "switching_curve"),
         p.mu,
         p.cost,
         p.line_eta1,
-        region=read_table(inp.region),
+        region=_read(s, "region"),
     )
 
 
 def fig5(snakemake):
-    inp, p = snakemake.input, snakemake.params
-    return figures.fig5_region(
-        read_table(inp.region), read_table(inp.switching_curve), p.mu, p.cost
-    )
+    p, s = snakemake.params, snakemake
+    return figures.fig5_region(_read(s, "region"), _read(s, "switching_curve"), p.mu, p.cost)
 
 
 def fig6(snakemake):
     update = snakemake.wildcards.update_rule
-    runs = read_table(snakemake.input.runs)
+    runs = _read(snakemake, "runs")
     runs = runs[(runs["update"] == update) & ~runs["paper_rounding"]]
     return figures.fig6_trajectories(
-        read_table(snakemake.input.trajectories),
+        _read(snakemake, "trajectories"),
         update=update,
         paper_rounding=False,
         status=dict(zip(runs["init"], runs["status"], strict=False)),
@@ -54,16 +58,16 @@ def fig6(snakemake):
 
 def fig7(snakemake):
     return figures.fig7_iterations(
-        read_table(snakemake.input.stats), update=snakemake.wildcards.update_rule
+        _read(snakemake, "stats"), update=snakemake.wildcards.update_rule
     )
 
 
 def fig8(snakemake):
-    return figures.fig8_policies_vs_size(read_table(snakemake.input.rows))
+    return figures.fig8_policies_vs_size(_read(snakemake, "rows"))
 
 
 def fig9(snakemake):
-    return figures.fig9_policies_vs_load(read_table(snakemake.input.rows))
+    return figures.fig9_policies_vs_load(_read(snakemake, "rows"))
 
 
 #: The figures by the name a rule's ``params.draw`` gives.

@@ -5,11 +5,17 @@ import pandas as pd
 from queue_routing.io import write_table
 from queue_routing.multiskill.experiments import iteration_statistics
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import multiskill_solve_checks, read_table
 
 
 def main(snakemake):
-    runs = pd.concat([read_table(p) for p in snakemake.input.runs], ignore_index=True)
+    runs = pd.concat(
+        [
+            read_table(p, **multiskill_solve_checks(snakemake.config, p))
+            for p in snakemake.input.runs
+        ],
+        ignore_index=True,
+    )
     stats = iteration_statistics(runs, by=("n_classes", "update"))
     write_table(
         stats,

@@ -6,7 +6,7 @@ from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import job_sizes_rows
 from queue_routing.multiskill.instances import table1
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_checked_json
+from queue_routing.workflow.tables import read_multiskill_instances
 
 
 def main(snakemake):
@@ -15,7 +15,7 @@ def main(snakemake):
     if sample == "table1":
         instances = [(0, table1())]
     else:
-        data = read_checked_json(snakemake.input.instances[0])
+        data = read_multiskill_instances(snakemake.config, snakemake.input.instances[0])
         if p.random_instances > len(data["instances"]):
             raise ValueError(
                 f"multiskill.job_sizes.random_instances = {p.random_instances}, but the "

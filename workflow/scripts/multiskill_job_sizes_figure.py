@@ -2,11 +2,12 @@
 
 from queue_routing.multiskill import figures
 from queue_routing.workflow.scripts import run_figure_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import multiskill_figure_checks, read_table
 
 
 def _draw(snakemake):
-    return figures.fig_job_sizes(read_table(snakemake.input.summary))
+    checks = multiskill_figure_checks(snakemake.config, snakemake.rule, "summary")
+    return figures.fig_job_sizes(read_table(snakemake.input.summary, **checks))
 
 
 run_figure_script(snakemake, _draw)  # noqa: F821

@@ -6,12 +6,22 @@ import pandas as pd
 from queue_routing.io import atomic_path, write_table
 from queue_routing.multiskill.experiments import job_sizes_markdown, job_sizes_summary
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import multiskill_job_sizes_checks, read_table
 
 
 def main(snakemake):
-    rows = pd.concat([read_table(p) for p in snakemake.input.rows], ignore_index=True)
-    diffs = pd.concat([read_table(p) for p in snakemake.input.differences], ignore_index=True)
+    config, inp = snakemake.config, snakemake.input
+    rows = pd.concat(
+        [read_table(p, **multiskill_job_sizes_checks(config, p)) for p in inp.rows],
+        ignore_index=True,
+    )
+    diffs = pd.concat(
+        [
+            read_table(p, **multiskill_job_sizes_checks(config, p, differences=True))
+            for p in inp.differences
+        ],
+        ignore_index=True,
+    )
     write_table(rows, snakemake.output.rows)
     write_table(diffs, snakemake.output.differences)
     summary = job_sizes_summary(rows, diffs)

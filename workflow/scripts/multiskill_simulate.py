@@ -14,7 +14,7 @@ from queue_routing.multiskill.experiments import (
 )
 from queue_routing.workflow.chunks import parse_chunk
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_checked_json
+from queue_routing.workflow.tables import read_multiskill_instances
 
 
 def main(snakemake):
@@ -41,7 +41,7 @@ def main(snakemake):
         empty = pd.DataFrame(columns=["load_factor", *REPLICATION_COLUMNS])
         costs = pd.concat(frames, ignore_index=True) if frames else empty
     else:
-        data = read_checked_json(snakemake.input.instances)
+        data = read_multiskill_instances(snakemake.config, snakemake.input.instances)
         if chunk.items.stop > len(data["instances"]):
             raise ValueError(f"chunk {chunk.label()}: only {len(data['instances'])} instances")
         instances = [(k, Instance.from_dict(data["instances"][k])) for k in chunk.items]

@@ -14,11 +14,16 @@ from queue_routing.multiskill.experiments import (
     verdict_summary,
 )
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_checked_json, read_table
+from queue_routing.workflow.tables import (
+    multiskill_simulate_checks,
+    multiskill_simulate_table1_checks,
+    read_multiskill_instances,
+    read_table,
+)
 
 
-def _concat(paths):
-    frames = [read_table(p) for p in paths]
+def _concat(paths, checks, config):
+    frames = [read_table(p, **checks(config, p)) for p in paths]
     return pd.concat([f for f in frames if len(f)], ignore_index=True)
 
 
@@ -29,10 +34,10 @@ def _write_markdown(text, path):
 
 def random_instances(snakemake, common):
     """policies.csv, differences.csv, summary.csv and summary.md of the random instances."""
-    costs = _concat(snakemake.input.costs)
+    costs = _concat(snakemake.input.costs, multiskill_simulate_checks, snakemake.config)
     frames, diff_frames = [], []
     for path in snakemake.input.instances:
-        data = read_checked_json(path)
+        data = read_multiskill_instances(snakemake.config, path)
         instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
         rows, diffs = policy_comparison_from_costs(
             instances,
@@ -55,7 +60,7 @@ def load_sweep(snakemake, common):
     """load_sweep.csv, load_sweep_differences.csv and table1.md of Table 1's load sweep."""
     rows, differences = table1_load_sweep_from_costs(
         snakemake.params.load_factors,
-        _concat(snakemake.input.table1),
+        _concat(snakemake.input.table1, multiskill_simulate_table1_checks, snakemake.config),
         horizon=snakemake.params.table1_horizon,
         **common,
     )

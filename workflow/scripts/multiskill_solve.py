@@ -4,11 +4,11 @@ from queue_routing.io import write_table
 from queue_routing.multiskill import Instance
 from queue_routing.multiskill.experiments import sweep_runs
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_checked_json
+from queue_routing.workflow.tables import read_multiskill_instances
 
 
 def main(snakemake):
-    data = read_checked_json(snakemake.input.instances)
+    data = read_multiskill_instances(snakemake.config, snakemake.input.instances)
     p = snakemake.params
     instances = [(k, Instance.from_dict(d)) for k, d in enumerate(data["instances"])]
     runs = sweep_runs(
