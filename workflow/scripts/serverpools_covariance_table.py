@@ -1,19 +1,17 @@
 """Simulated stationary covariance of the stable example vs Lyapunov, from the chunks' runs
 (thin adapter)."""
 
-import pandas as pd
-
 from queue_routing.io import write_table
 from queue_routing.serverpools import solve_spp
 from queue_routing.serverpools.experiments import covariance_from_replications
 from queue_routing.serverpools.instances import example_system
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import read_serverpools_tables
 
 
 def main(snakemake):
     p = snakemake.params
-    runs = pd.concat([read_table(path) for path in snakemake.input.runs], ignore_index=True)
+    runs = read_serverpools_tables(snakemake.config, snakemake.input.runs)
     table = covariance_from_replications("stable", solve_spp(example_system("stable")), runs, r=p.r)
     print(table.to_string())
     write_table(

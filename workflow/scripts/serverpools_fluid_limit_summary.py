@@ -1,16 +1,14 @@
 """Fluid-limit distances against r and their log-log slopes (thin adapter)."""
 
-import pandas as pd
-
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import fluid_limit_slopes, fluid_limit_table
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import read_serverpools_tables
 
 
 def main(snakemake):
     confidence = snakemake.params.confidence
-    runs = pd.concat([read_table(p) for p in snakemake.input.rows], ignore_index=True)
+    runs = read_serverpools_tables(snakemake.config, snakemake.input.rows)
     runs = runs.sort_values(["example", "r", "replication"])
     table = fluid_limit_table(runs, confidence=confidence)
     slopes = fluid_limit_slopes(runs, confidence=confidence)

@@ -2,16 +2,16 @@
 
 from queue_routing.serverpools import figures
 from queue_routing.workflow.scripts import run_figure_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import read_serverpools_table
 
 
 def _draw(snakemake):
-    inp = snakemake.input
+    inp, config = snakemake.input, snakemake.config
     return figures.lap_figure(
-        read_table(inp.averages),
-        read_table(inp.verdicts),
-        read_table(inp.ou),
-        read_table(inp.price),
+        read_serverpools_table(config, inp.averages),
+        read_serverpools_table(config, inp.verdicts),
+        read_serverpools_table(config, inp.ou),
+        read_serverpools_table(config, inp.price),
     )
 
 

@@ -13,14 +13,14 @@ from queue_routing.serverpools.experiments import (
 )
 from queue_routing.serverpools.instances import example_system
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import read_serverpools_table, read_serverpools_tables
 
 
 def main(snakemake):
     p = snakemake.params
     solutions = {name: solve_spp(example_system(name)) for name in p.r}
-    own = pd.concat([read_table(path) for path in snakemake.input.runs], ignore_index=True)
-    stochastic = read_table(snakemake.input.stochastic)
+    own = read_serverpools_tables(snakemake.config, snakemake.input.runs)
+    stochastic = read_serverpools_table(snakemake.config, snakemake.input.stochastic)
     reused = [lqfs_lb_rows(stochastic, solutions[name], name, r) for name, r in p.r.items()]
     runs = pd.concat([own, *reused], ignore_index=True)
     runs = runs.sort_values(["example", "policy", "r", "replication"], ignore_index=True)

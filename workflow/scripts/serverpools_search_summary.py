@@ -3,7 +3,7 @@
 from queue_routing.io import write_json, write_table
 from queue_routing.serverpools.experiments import search_sizes, search_tables_from_chunks
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_checked_json
+from queue_routing.workflow.tables import read_serverpools_search_chunk
 
 
 def _size(size):
@@ -17,7 +17,7 @@ def main(snakemake):
         p.seed,
         sizes,
         p.samples_per_size,
-        [read_checked_json(path) for path in snakemake.input.chunks],
+        [read_serverpools_search_chunk(snakemake.config, path) for path in snakemake.input.chunks],
         mu_range=p.mu_range,
         flow_range=p.flow_range,
         rho=p.rho,

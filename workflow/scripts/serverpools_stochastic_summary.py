@@ -1,21 +1,18 @@
 """Stationarity tests, time averages against r and the slope-interval verdicts (thin adapter)."""
 
-import pandas as pd
-
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import scaling_verdicts, time_average_table
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
-
-
-def _concat(paths):
-    return pd.concat([read_table(p) for p in paths], ignore_index=True)
+from queue_routing.workflow.tables import read_serverpools_tables
 
 
 def main(snakemake):
     p = snakemake.params
-    traces = _concat(snakemake.input.traces)
-    runs = _concat(snakemake.input.summaries).sort_values(["example", "r", "replication"])
+    config = snakemake.config
+    traces = read_serverpools_tables(config, snakemake.input.traces)
+    runs = read_serverpools_tables(config, snakemake.input.summaries).sort_values(
+        ["example", "r", "replication"]
+    )
     averages = time_average_table(
         runs, stationarity_confidence=p.stationarity_confidence, confidence=p.confidence
     )

@@ -3,11 +3,14 @@
 from queue_routing.io import write_table
 from queue_routing.serverpools.experiments import instance_table
 from queue_routing.workflow.scripts import run_script
-from queue_routing.workflow.tables import read_table
+from queue_routing.workflow.tables import read_serverpools_table
 
 
 def main(snakemake):
-    table = instance_table(read_table(snakemake.input.rows), read_table(snakemake.input.verdicts))
+    inp, config = snakemake.input, snakemake.config
+    table = instance_table(
+        read_serverpools_table(config, inp.rows), read_serverpools_table(config, inp.verdicts)
+    )
     write_table(
         table,
         snakemake.output.table,
