@@ -605,10 +605,11 @@ def serverpools_checks(config: Mapping[str, Any], path: str | Path) -> dict[str,
     replications of the study), the key columns' values, the row key and the columns that may
     hold no NaN (a slope fitted from fewer than two scales is NaN by design, so not checked).
 
-    >>> cfg = {"serverpools": {"fluid_limit": {"replications": 4}}}
-    >>> c = serverpools_checks(cfg, "results/serverpools/serverpools_fluid_limit/stable_r1000.csv")
+    >>> cfg = {"stochastic": {"examples": ["stable"], "r": [100, 1000], "replications": 4}}
+    >>> path = "results/serverpools/serverpools_stochastic/stable_r1000/r2-3_summary.csv"
+    >>> c = serverpools_checks({"serverpools": cfg}, path)
     >>> c["rows"], c["keys"]["r"], c["keys"]["replication"]
-    (4, [1000], [0, 1, 2, 3])
+    (2, [1000], [2, 3])
     """
     from ..serverpools.instances import EXAMPLES
     from .chunks import parse_chunk
