@@ -179,6 +179,10 @@ REPORT_TABLES = [
     "summary.csv",  # the job-size study's
     "gaps.csv",  # the three-cluster study's
     "distances.csv",  # the fluid limit's
+    "gaps.csv",  # Part A's optimal-routing study
+    "time_averages.csv",  # Part C's LQFS-LB / LAP / static study
+    "ou.csv",
+    "price.csv",
 ]
 ALL_FIGURES = MULTISKILL_FIGURES + SERVERPOOLS_FIGURES + DEADLINES_FIGURES
 PAPERS = {

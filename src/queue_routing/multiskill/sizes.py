@@ -154,9 +154,13 @@ class JobSizes:
         return self.spec
 
 
-#: A law's number: decimal digits with an optional fraction and exponent (no ``_``, sign,
-#: ``inf`` or ``nan``, which ``float`` would accept).
-_DECIMAL = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: A law's number: an optionally signed decimal with an optional fraction and exponent, or
+#: ``inf``/``nan`` (refused afterwards with the range they break); no ``_``, which ``float``
+#: would read as a digit separator ("1_6" is not 16).
+_DECIMAL = re.compile(
+    r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)",
+    re.IGNORECASE,
+)
 
 #: The exponential law (the default everywhere).
 EXPONENTIAL = JobSizes("exponential")
@@ -205,7 +209,7 @@ def job_sizes(spec: str | JobSizes | None) -> JobSizes:
             ) from None
         return JobSizes("erlang", k=k)
     try:
-        if not _DECIMAL.fullmatch(arg):  # float() would read "1_6" as 16, "inf", "nan"
+        if not _DECIMAL.fullmatch(arg):  # float() would read "1_6" as 16
             raise ValueError(arg)
         scv = float(arg)
     except ValueError:
