@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from queue_routing.serverpools.instances import EXAMPLES
 from queue_routing.workflow.tables import (
     TableError,
+    read_serverpools_example,
     read_serverpools_search_chunk,
     read_serverpools_table,
     read_serverpools_tables,
@@ -306,3 +308,29 @@ def test_search_chunk_damage_refused(tmp_path, damage, what):
     path = _search_chunk(tmp_path, damage(_entries()))
     with pytest.raises(TableError, match=what):
         read_serverpools_search_chunk(CONFIG, path)
+
+
+# -- the example instances the tree figures draw (JSON) ---------------------------------------
+def _instance(tmp_path: Path, name: str, data) -> Path:
+    path = tmp_path / "results" / "serverpools" / "serverpools_examples" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_example_instance_as_defined_passes(tmp_path):
+    data = json.loads(json.dumps(EXAMPLES["unstable"]))
+    assert read_serverpools_example(_instance(tmp_path, "unstable", data)) == data
+
+
+def test_example_instance_changed_refused(tmp_path):
+    data = json.loads(json.dumps(EXAMPLES["unstable"]))
+    data["arrival_rates"][0] *= 1.5
+    with pytest.raises(TableError, match="differs from the unstable example in arrival_rates"):
+        read_serverpools_example(_instance(tmp_path, "unstable", data))
+
+
+def test_example_instance_of_another_name_refused(tmp_path):
+    data = json.loads(json.dumps(EXAMPLES["stable"]))
+    with pytest.raises(TableError, match="differs from the unstable example"):
+        read_serverpools_example(_instance(tmp_path, "unstable", data))

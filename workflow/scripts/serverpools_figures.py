@@ -5,7 +5,7 @@ from queue_routing.serverpools import figures
 from queue_routing.serverpools.experiments import fluid_limit_level, growing_examples
 from queue_routing.workflow.scripts import run_figure_script
 from queue_routing.workflow.tables import (
-    read_checked_json,
+    read_serverpools_example,
     read_serverpools_table,
     read_serverpools_tables,
 )
@@ -23,7 +23,7 @@ def _concat(snakemake, paths):
 def _tree(snakemake):
     example = snakemake.wildcards.example
     rows = _read(snakemake, snakemake.input.rows)
-    instance = read_checked_json(snakemake.input.instance)
+    instance = read_serverpools_example(snakemake.input.instance)
     return figures.tree_figure(instance, rows[rows["example"] == example], example)
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "producer_problem",
     "read_checked_json",
     "read_multiskill_instances",
+    "read_serverpools_example",
     "read_serverpools_search_chunk",
     "read_serverpools_table",
     "read_serverpools_tables",
@@ -838,6 +839,25 @@ def read_serverpools_tables(config: Mapping[str, Any], paths: Iterable[str | Pat
     """The Part C tables at ``paths``, each read by :func:`read_serverpools_table`, in order,
     concatenated (index reset)."""
     return pd.concat([read_serverpools_table(config, p) for p in paths], ignore_index=True)
+
+
+def read_serverpools_example(path: str | Path) -> Any:
+    """The example instance ``.../serverpools_examples/{example}.json``, checked by
+    :func:`read_checked_json` and against the instance the code defines under that name
+    (:data:`~queue_routing.serverpools.instances.EXAMPLES`): the same classes, pools and
+    activities with the same rates (the figure draws what the study simulated)."""
+    from ..serverpools.instances import EXAMPLES
+
+    data = read_checked_json(path)
+    name = Path(path).stem
+    if name not in EXAMPLES:
+        raise _fail(path, f"names the example {name}, not one of {_show(EXAMPLES)}")
+    want = json.loads(json.dumps(EXAMPLES[name]))
+    if data != want:
+        keys = sorted(set(want) | set(data if isinstance(data, dict) else {}))
+        differ = [k for k in keys if not isinstance(data, dict) or data.get(k) != want.get(k)]
+        raise _fail(path, f"differs from the {name} example in {', '.join(differ)}")
+    return data
 
 
 def read_serverpools_search_chunk(config: Mapping[str, Any], path: str | Path) -> Any:
