@@ -57,7 +57,13 @@ log = logging.getLogger(__name__)
 _SET_NAMES = {DEDICATED: "C_d", BOTH: "C_b", SHARED: "C_0"}
 
 
-def _init_labels(inits: Sequence[str], random_inits: int) -> list[str]:
+def init_labels(inits: Sequence[str], random_inits: int) -> list[str]:
+    """Labels of the initial partitions of Algorithm 1 as the runs write them: each kind,
+    with ``random`` expanded to ``random-0 .. random-(random_inits - 1)``.
+
+    >>> init_labels(["dedicated", "random"], 2)
+    ['dedicated', 'random-0', 'random-1']
+    """
     labels: list[str] = []
     for kind in inits:
         if kind == "random":
@@ -90,7 +96,7 @@ def sweep_runs(
     n_shared`` (sizes of the exact optimum's sets).
     """
     rows = []
-    labels = _init_labels(inits, random_inits)
+    labels = init_labels(inits, random_inits)
     for index, inst in instances:
         exact = solve_exact(inst)
         counts = np.bincount(exact.partition.labels, minlength=3)

@@ -284,18 +284,6 @@ def _ms_size_of(path: str | Path) -> int:
     return int(name[1:])
 
 
-def _ms_init_labels(fp: Mapping[str, Any]) -> list[str]:
-    """The initial partitions of Algorithm 1 as the runs label them (``random-k`` for the
-    ``random_initial_partitions`` random ones)."""
-    labels: list[str] = []
-    for kind in fp["initial_partitions"]:
-        if kind == "random":
-            labels += [f"random-{k}" for k in range(fp["random_initial_partitions"])]
-        else:
-            labels.append(kind)
-    return labels
-
-
 def read_multiskill_instances(config: Mapping[str, Any], path: str | Path) -> Any:
     """The drawn instances ``.../multiskill_instances/C{n}.json``, checked by
     :func:`read_checked_json` and against the config: ``n_classes`` is the file's ``C`` and
@@ -322,7 +310,9 @@ def multiskill_solve_checks(config: Mapping[str, Any], path: str | Path) -> dict
     ms = config["multiskill"]
     fp = ms["fixed_point"]
     n, per = _ms_size_of(path), ms["instances_per_size"]
-    labels = _ms_init_labels(fp)
+    from ..multiskill.experiments import init_labels
+
+    labels = init_labels(fp["initial_partitions"], fp["random_initial_partitions"])
     return {
         "columns": ["n_classes", "instance", "update", "init", "iterations", "converged"],
         "rows": per * len(fp["update_rules"]) * len(labels),
