@@ -78,8 +78,9 @@ def optimal_gap_rows(
 
     Columns: ``kind, n_classes, load, policy, cost, gap_pct, truncation, certified,
     boundary_mass, optimal_cost, optimal_lower, optimal_upper, optimal_truncation,
-    optimal_converged, optimal_boundary_mass, iterations, seconds`` (costs per unit time,
-    ``gap_pct`` in percent of the optimal cost, ``seconds`` the wall time of the optimum).
+    optimal_converged, optimal_boundary_mass, iterations`` (costs per unit time, ``gap_pct``
+    in percent of the optimal cost). No wall time: a rerun writes the same bytes (the
+    pipeline's jobs log their time).
 
     >>> rows = optimal_gap_rows([("symmetric-2", 0.5)], ["pi", "pi2"], rtol=1e-3)
     >>> rows[["policy", "certified"]].values.tolist()
@@ -112,7 +113,6 @@ def optimal_gap_rows(
                     "optimal_converged": opt.converged,
                     "optimal_boundary_mass": opt.boundary_mass,
                     "iterations": opt.iterations,
-                    "seconds": round(opt.seconds, 1),
                 }
             )
     return pd.DataFrame(out)
