@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+from _cli_inputs import CLUSTERS, COMMAND, TABLE1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,19 +21,6 @@ from queue_routing.errors import ArgumentError
 from queue_routing.multiskill import Instance, compare_policies, simulate
 from queue_routing.serverpools.instances import LARGE_CYCLE
 
-TABLE1 = {
-    "mu": [25, 34, 38, 39, 13, 27],
-    "cost": [5, 10, 11, 6, 86, 14],
-    "eta": [28, 33, 20, 12, 24],
-}
-CLUSTERS = {
-    "arrival_rate": 3.0,
-    "servers": [3, 2],
-    "service_rates": [1.0, 0.8],
-    "rejection_cost": 2.0,
-    "deadline": {"kind": "constant", "t": 1.5},
-}
-COMMAND = [sys.executable, "-m", "queue_routing.cli"]
 MEMORY = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 

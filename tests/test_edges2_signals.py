@@ -13,26 +13,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
+from _cli_inputs import CLUSTERS, COMMAND, TABLE1
 
 from queue_routing.serverpools.instances import LARGE_CYCLE
 
-TABLE1 = {
-    "mu": [25, 34, 38, 39, 13, 27],
-    "cost": [5, 10, 11, 6, 86, 14],
-    "eta": [28, 33, 20, 12, 24],
-}
-CLUSTERS = {
-    "arrival_rate": 3.0,
-    "servers": [3, 2],
-    "service_rates": [1.0, 0.8],
-    "rejection_cost": 2.0,
-    "deadline": {"kind": "constant", "t": 1.5},
-}
-COMMAND = [sys.executable, "-m", "queue_routing.cli"]
 SLOW_IMPORT = "import time\ntime.sleep(30)\n\ndef index(server, jobs, instance):\n    return jobs\n"
 SLOW_INDEX = (
     "import time\n\ndef index(server, jobs, instance):\n    time.sleep(30)\n    return jobs\n"
