@@ -51,26 +51,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArgumentError
-from .errors import ServerPoolError
-from .linear import Analysis, analyze, flow_matrix, spectrum
+from .linear import Analysis, analyze, as_solution, basic_tree, flow_matrix, spectrum
 from .model import ServerPoolSystem, SPPSolution
-from .spp import solve_spp
-from .tree import check_spanning_tree
-
-
-def _as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolution:
-    if isinstance(system_or_solution, SPPSolution):
-        return system_or_solution
-    if isinstance(system_or_solution, ServerPoolSystem):
-        return solve_spp(system_or_solution)
-    raise ServerPoolError(
-        f"expected a ServerPoolSystem or SPPSolution, got {type(system_or_solution).__name__}"
-    )
-
-
-def _tree(solution: SPPSolution) -> np.ndarray:
-    system = solution.system
-    return check_spanning_tree(solution.basic, system.n_classes, system.n_pools)
 
 
 def _pairs(eigenvalues: np.ndarray) -> list[list[float]]:
@@ -225,11 +207,11 @@ def lap_equilibrium(
     >>> eq.occupancy.tolist(), eq.admissible
     ([[1.0, 0.0], [0.0, 2.0]], False)
     """
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     system = solution.system
     n_i, n_j = system.n_classes, system.n_pools
     root_pool = _root(root_pool, n_j)
-    edges = _tree(solution)
+    edges = basic_tree(solution)
     order = lap_priorities(edges, n_i, n_j, root_pool)
     mu = system.rates[edges[:, 0], edges[:, 1]]
     pools = system.pool_sizes.copy()
@@ -279,7 +261,7 @@ def lap_roots(system_or_solution: ServerPoolSystem | SPPSolution) -> list[LAPEqu
     >>> [(eq.root_pool + 1, eq.admissible) for eq in lap_roots(example_system("stable"))]
     [(1, False), (2, False), (3, True)]
     """
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     return [lap_equilibrium(solution, j) for j in range(solution.system.n_pools)]
 
 
@@ -317,7 +299,7 @@ def lap_drift(equilibrium: LAPEquilibrium) -> np.ndarray:
 def static_drift(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
     """The fluid drift of static routing per activity: -diag(mu_e), shape ``(K, K)`` in the
     order of ``solution.basic`` (each activity an M/M/N-like station fed at rate flow_e)."""
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     edges = solution.basic
     return -np.diag(solution.system.rates[edges[:, 0], edges[:, 1]])
 
@@ -399,7 +381,7 @@ def analyze_lap(
     """
     if isinstance(system, dict):
         system = ServerPoolSystem.from_dict(system)
-    solution = _as_solution(system)
+    solution = as_solution(system)
     roots = tuple(lap_roots(solution))
     if root_pool is not None:
         root_pool = _root(root_pool, solution.system.n_pools)

@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-def _as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolution:
+def as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolution:
     if isinstance(system_or_solution, SPPSolution):
         return system_or_solution
     if isinstance(system_or_solution, ServerPoolSystem):
@@ -75,7 +75,7 @@ def _as_solution(system_or_solution: ServerPoolSystem | SPPSolution) -> SPPSolut
     )
 
 
-def _tree(solution: SPPSolution) -> np.ndarray:
+def basic_tree(solution: SPPSolution) -> np.ndarray:
     """The basic activities, checked to form a spanning tree of I u J."""
     system = solution.system
     return check_spanning_tree(solution.basic, system.n_classes, system.n_pools)
@@ -100,8 +100,8 @@ def load_balancing_map(system_or_solution: ServerPoolSystem | SPPSolution) -> np
     >>> bool(np.allclose(m @ sol.class_occupancy, psi_e))
     True
     """
-    solution = _as_solution(system_or_solution)
-    return _load_balancing_map(_tree(solution), solution.system.pool_sizes)
+    solution = as_solution(system_or_solution)
+    return _load_balancing_map(basic_tree(solution), solution.system.pool_sizes)
 
 
 def _load_balancing_map(edges: np.ndarray, beta: np.ndarray) -> np.ndarray:
@@ -112,8 +112,8 @@ def _load_balancing_map(edges: np.ndarray, beta: np.ndarray) -> np.ndarray:
 
 def flow_matrix(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray:
     """G, shape ``(I, K_b)``: G_{i,(kj)} = -mu_kj if i = k, else 0 (per unit time)."""
-    solution = _as_solution(system_or_solution)
-    return _flow_matrix(_tree(solution), solution.system.rates)
+    solution = as_solution(system_or_solution)
+    return _flow_matrix(basic_tree(solution), solution.system.rates)
 
 
 def _flow_matrix(edges: np.ndarray, rates: np.ndarray) -> np.ndarray:
@@ -156,8 +156,8 @@ def a_underloaded(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndar
     >>> bool(np.allclose(a_underloaded(star), -np.diag([1.0, 2.0])))
     True
     """
-    solution = _as_solution(system_or_solution)
-    edges = _tree(solution)
+    solution = as_solution(system_or_solution)
+    edges = basic_tree(solution)
     system = solution.system
     return _flow_matrix(edges, system.rates) @ _load_balancing_map(edges, system.pool_sizes)
 
@@ -177,7 +177,7 @@ def a_critical(system_or_solution: ServerPoolSystem | SPPSolution) -> np.ndarray
     >>> bool(np.allclose(a_c @ np.ones(2), 0.0))
     True
     """
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     n_i = solution.system.n_classes
     return a_underloaded(solution) @ centering(n_i)
 
@@ -342,7 +342,7 @@ def stability_verdict(
     (True, -1.5, True)
     """
     tol = check_tol(tol)
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     eig_u = spectrum(a_underloaded(solution))
     eig_c, others = critical_spectrum(solution)
     scale = tol * float(solution.system.rates.max())
@@ -374,8 +374,8 @@ def underloaded_vector_field(
     ``psi``: class totals in service, per unit r, shape ``(..., I)``. Returns the time
     derivative, per unit r per unit time, same shape. Vanishes at psi = psi*_I.
     """
-    solution = _as_solution(system_or_solution)
-    edges = _tree(solution)
+    solution = as_solution(system_or_solution)
+    edges = basic_tree(solution)
     m = load_balancing_map(solution)
     mu = solution.system.rates[edges[:, 0], edges[:, 1]]
     psi = np.asarray(psi, dtype=float)
@@ -392,7 +392,7 @@ def critical_vector_field(
     The critically loaded dynamics with all servers busy and equal positive queues
     (Theorem 3.2). ``x``: customers in system per unit r, shape ``(..., I)``.
     """
-    solution = _as_solution(system_or_solution)
+    solution = as_solution(system_or_solution)
     x = np.asarray(x, dtype=float)
     q = (x.sum(axis=-1) - solution.system.pool_sizes.sum()) / solution.system.n_classes
     return underloaded_vector_field(solution, x - q[..., None])
@@ -462,7 +462,7 @@ def analyze(system: ServerPoolSystem | dict[str, Any]) -> Analysis:
     """
     if isinstance(system, dict):
         system = ServerPoolSystem.from_dict(system)
-    solution = _as_solution(system)
+    solution = as_solution(system)
     if not solution.underloaded:
         raise NotUnderloadedError(
             solution.rho,
