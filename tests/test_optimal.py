@@ -238,11 +238,27 @@ def test_cli_optimal_contract(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 0, err
     obj = json.loads(out)
-    assert {"cost", "bounds", "truncation", "converged", "policies"} <= set(obj)
+    assert {"cost", "bounds", "truncation", "converged", "certified", "policies"} <= set(obj)
     assert obj["bounds"][0] <= obj["cost"] <= obj["bounds"][1] and obj["converged"] is True
     assert list(obj["policies"]) == list(CHAIN_POLICIES)
     for row in obj["policies"].values():
         assert {"cost", "gap_pct"} <= set(row)
+
+
+def test_cli_explicit_low_level_is_reported_uncertified(capsys, tmp_path):
+    # at level 3 the truncation decides the cost (it differs from the certified optimum by
+    # far more than the tolerance): the JSON says certified false and stderr says why
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps({"mu": [10.0, 10.0], "cost": [1.0, 1.0], "eta": [5.0]}))
+    assert main(["multiskill", "optimal", str(path), "--policies", "pi"]) == 0
+    certified = json.loads(capsys.readouterr().out)
+    assert certified["certified"] is True
+    assert main(["multiskill", "optimal", str(path), "--policies", "pi", "--truncation", "3"]) == 0
+    out, err = capsys.readouterr()
+    low = json.loads(out)
+    assert abs(low["cost"] - certified["cost"]) > 1e-3 * certified["cost"]
+    assert low["certified"] is False and low["policies"]["pi"]["certified"] is False
+    assert "not certified" in err and "--truncation 3" in err
 
 
 def test_cli_optimal_too_many_classes(capsys, tmp_path):

@@ -64,6 +64,19 @@ def _optimal(args: argparse.Namespace) -> dict[str, Any]:
             "false): the truncation may still decide it",
             stacklevel=1,
         )
+    elif not res.optimal.certified:
+        warnings.warn(
+            f"the optimal cost at the given --truncation {res.optimal.truncation} is not "
+            "certified (certified false): the level may still decide it; omit --truncation "
+            "to raise the level until the cost stops moving",
+            stacklevel=1,
+        )
+    uncertified = [k for k, ev in res.evaluations.items() if not ev.certified]
+    if uncertified:
+        warnings.warn(
+            f"not certified at their level (certified false): {', '.join(uncertified)}",
+            stacklevel=1,
+        )
     return res.to_dict()
 
 

@@ -800,8 +800,8 @@ class OptimalComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON object: ``cost``, ``bounds``, ``truncation``, ``converged``,
-        ``boundary_mass`` of the optimum, and ``policies``: per policy ``cost``, ``gap_pct``,
-        ``truncation``, ``boundary_mass`` and ``certified``."""
+        ``certified``, ``boundary_mass`` of the optimum, and ``policies``: per policy
+        ``cost``, ``gap_pct``, ``truncation``, ``boundary_mass`` and ``certified``."""
         opt = self.optimal
         gaps = self.gaps
         return {
@@ -809,6 +809,7 @@ class OptimalComparison:
             "bounds": [float(opt.lower), float(opt.upper)],
             "truncation": int(opt.truncation),
             "converged": bool(opt.converged),
+            "certified": bool(opt.certified),
             "boundary_mass": float(opt.boundary_mass),
             "policies": {
                 k: {
