@@ -10,7 +10,8 @@ docs/multiskill.md#common-random-numbers.
   numbers, no control) within their combined standard errors;
 * for C = 1 and 2 the paired ratio is within its interval of the exact truncated-chain ratio;
 * calibration: over many short seeded comparisons on a C = 2 instance the 95% ratio intervals
-  cover the exact chain value in 90-99% of the runs, and the control-variate estimator is
+  cover the exact chain value in 90-99% of the runs (the estimator on the controls of known
+  mean: martingale, initial state, Bernoulli cost), and the control-variate estimator is
   unbiased (its mean over the runs agrees with the chain) while its variance is smaller;
 * the best is declared only when separated, and the result's contract.
 
@@ -114,7 +115,7 @@ def test_bernoulli_coins_do_not_shift_the_event_stream():
     ones = np.ones(2)
 
     def run(mode, prob, weight):  # one policy (P = 1): rows of the lockstep kernel's output
-        means, events, _ = _simulate_kernel(
+        means, events, _, _ = _simulate_kernel(
             2, threshold, alias, np.array([mode]), prob[None, :], weight[None, :],
             np.ones(1, dtype=np.int64), 100, 5000, states, loads,
         )  # fmt: skip
@@ -262,6 +263,7 @@ def calibration(n_runs: int, horizon: float):
             C2, CAL_POLICIES, horizon=horizon, warmup=0.1 * horizon, replications=REPS,
             seed=SEED, keys=("calibration", run),
         )  # fmt: skip
+        assert res.controls == ("martingale", "initial_state", "bernoulli_cost")
         base = res.baseline_cost
         for p in CAL_POLICIES[1:]:
             e = res.policies[p]
@@ -310,7 +312,8 @@ def test_ratio_intervals_are_calibrated_many_runs(c2_exact):
 def test_result_contract(paired):
     res = paired("c2")
     d = res.to_dict()
-    assert set(d) == {"exact_bernoulli_cost", "policies", "ranking", "best"}
+    assert set(d) == {"exact_bernoulli_cost", "policies", "ranking", "best", "controls"}
+    assert d["controls"] == ["martingale", "initial_state", "bernoulli_cost"]
     assert list(d["policies"]) == list(POLICIES)
     for v in d["policies"].values():
         assert set(v) == {"cost", "ci95", "ratio", "ratio_ci95"}
@@ -337,6 +340,10 @@ def test_result_contract(paired):
     plain = compare_policies(C2, ["jsq"], horizon=50.0, replications=3, control_variate=False)
     e = plain.policies["jsq"]
     assert e.ratio == pytest.approx(e.cost / plain.baseline_cost)
+    assert plain.controls == () and "controls" not in plain.to_dict()
+    # Fewer than 8 replications: the Bernoulli cost alone is the control (R - 2 df).
+    few = compare_policies(C2, ["jsq"], horizon=50.0, replications=5)
+    assert few.controls == ("bernoulli_cost",) and few.differences == {}
     assert "bernoulli" in plain.simulations and plain.ranking == ("jsq",)
 
 

@@ -199,7 +199,7 @@ def test_kernel_routes_as_the_rule_says(table, replication):
     assert modes.tolist() == [2] and widths.tolist() == [table.shape[1]]
     threshold, alias = alias_table(event_rates(C2))
     n_warm, n_steps = 30, 300
-    means, events, bound = _simulate_kernel(
+    means, events, bound, _ = _simulate_kernel(
         2, threshold, alias, modes, probs, weights, widths, n_warm, n_steps, states,
         np.zeros(3),
     )  # fmt: skip

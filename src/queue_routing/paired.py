@@ -12,6 +12,8 @@ per-replication differences.
 * :func:`control_variate_estimate` -- the mean of ``y`` corrected by a paired control ``x``
   with a known mean (Lavenberg and Welch's regression estimator, ``R - 2`` degrees of
   freedom; the interval is exact when ``(x, y)`` is bivariate normal);
+* :func:`regression_estimate` -- the mean corrected by several controls of known means
+  (multiple control variates, ``R - 1 - q`` degrees of freedom, or the jackknife);
 * :func:`pairwise_differences` -- every pair's mean difference, with or without the control;
 * :func:`holm` -- Holm's step-down adjustment of p-values;
 * :func:`select_best` -- the ranking, and the best only where it is separated from every
@@ -49,6 +51,7 @@ __all__ = [
     "paired_samples",
     "pairwise_differences",
     "ratio_of_means",
+    "regression_estimate",
     "select_best",
 ]
 
@@ -257,6 +260,97 @@ def control_variate_estimate(samples, control, control_mean: float) -> PairedEst
     gap = x.mean() - control_mean
     se = math.sqrt(s2 * (1.0 / r + gap * gap / sxx))
     return _make(y.mean() - beta * gap, se, r - 2, r)
+
+
+#: The ways :func:`regression_estimate` treats the fitted coefficients: the regression's own
+#: interval, or the jackknife's bias correction and variance.
+REGRESSION_METHODS = ("regression", "jackknife")
+
+
+def _regression_point(y: np.ndarray, x: np.ndarray, means: np.ndarray):
+    """``(theta, residual sum of squares, g' S^+ g, rank)`` of the least-squares fit of ``y``
+    on the centred columns of ``x`` (``g`` the gap of the columns' means to ``means``)."""
+    dx = x - x.mean(axis=0)
+    dy = y - y.mean()
+    beta, _, rank, _ = np.linalg.lstsq(dx, dy, rcond=None)
+    resid = dy - dx @ beta
+    gap = x.mean(axis=0) - means
+    # g' (dx' dx)^+ g by the pseudo-inverse: a control that does not vary counts for nothing
+    leverage = float(gap @ np.linalg.pinv(dx.T @ dx) @ gap)
+    return float(y.mean() - gap @ beta), float(resid @ resid), leverage, int(rank)
+
+
+def regression_estimate(
+    samples, controls, means=None, *, method: str = "regression"
+) -> PairedEstimate:
+    """Mean of ``samples`` corrected by several paired controls of known means (multiple
+    control variates, ``docs/multiskill.md#control-variates-with-known-means``).
+
+    ``y_r`` = ``samples[r]``, ``x_r`` = ``controls[r]`` (shape ``(R, q)``, or ``(R,)`` for one
+    control; the unit of each column that of its entry of ``means``, default 0), ``R``
+    independent replications, ``R >= q + 2``. With ``method="regression"`` (Lavenberg and
+    Welch)::
+
+        beta  = least squares of (y_r - ybar) on (x_r - xbar)
+        theta = ybar - beta' (xbar - means)
+        s^2   = sum (y_r - ybar - beta'(x_r - xbar))^2 / (R - 1 - k)
+        se^2  = s^2 (1/R + (xbar - means)' S^+ (xbar - means)),   df = R - 1 - k,
+
+    ``S`` = ``sum (x_r - xbar)(x_r - xbar)'`` and ``k`` its rank (``q`` unless controls are
+    collinear or constant): the intercept of the regression of ``y`` on ``x - means`` with
+    its standard error, an exact ``t`` interval when ``(x_r, y_r)`` is multivariate normal,
+    and the factor ``1 + R g' S^+ g`` the price of estimating ``beta``. With
+    ``method="jackknife"`` the same ``theta`` computed without each replication in turn,
+    ``theta_(r)``, gives the bias-corrected ``R theta - (R - 1) mean_r theta_(r)`` and the
+    variance ``(R - 1)/R sum_r (theta_(r) - mean theta_(.))^2`` (``df = R - 1 - k``), which
+    do not lean on normality. One control with ``method="regression"`` is
+    :func:`control_variate_estimate`.
+
+    >>> x = [[1.0, 0.0], [2.0, 1.0], [3.0, 0.0], [4.0, 1.0]]
+    >>> e = regression_estimate([1.0, 3.0, 3.0, 5.0], x, [2.0, 0.5])  # y = x1 + 2 x2 - 1
+    >>> round(e.estimate, 12), round(e.standard_error, 12), e.df  # 2 + 1 - 1, exactly
+    (2.0, 0.0, 1)
+    """
+    y = _samples("samples", samples, 3)
+    x = np.asarray(controls, dtype=float)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] != y.size:
+        raise ArgumentError(
+            "controls",
+            f"controls must be (R, q) paired with the {y.size} samples, got {x.shape}",
+        )
+    q = x.shape[1]
+    r = y.size
+    if r < q + 2:
+        raise ArgumentError(
+            "controls", f"controls: {q} controls need R >= {q + 2} replications, got {r}"
+        )
+    if not np.all(np.isfinite(x)):
+        raise ArgumentError("controls", "controls must be finite")
+    m = np.zeros(q) if means is None else np.asarray(means, dtype=float).reshape(-1)
+    if m.shape != (q,) or not np.all(np.isfinite(m)):
+        raise ArgumentError("means", f"means must be {q} finite numbers, got {m.shape}")
+    if method not in REGRESSION_METHODS:
+        raise ArgumentError(
+            "method", f"method must be one of {REGRESSION_METHODS}, got {show(method)}"
+        )
+    theta, rss, leverage, rank = _regression_point(y, x, m)
+    if rank == 0:
+        return mean_estimate(y)
+    df = r - 1 - rank
+    if method == "regression":
+        se = math.sqrt(rss / df * (1.0 / r + leverage))
+        return _make(theta, se, df, r)
+    keep = np.ones(r, dtype=bool)
+    leave_out = np.empty(r)
+    for k in range(r):
+        keep[k] = False
+        leave_out[k] = _regression_point(y[keep], x[keep], m)[0]
+        keep[k] = True
+    centre = leave_out.mean()
+    se = math.sqrt((r - 1) / r * float(((leave_out - centre) ** 2).sum()))
+    return _make(r * theta - (r - 1) * centre, se, df, r)
 
 
 def pairwise_differences(
@@ -511,6 +605,9 @@ class PolicyComparison:
         baseline's cost is itself simulated (Part B).
     control_variate:
         Whether the baseline's simulated cost was the control variate of every estimate.
+    controls:
+        The names of the controls of every estimate (Part A,
+        ``docs/multiskill.md#control-variates-with-known-means``); empty without controls.
     table_size:
         Index tables cover ``x = 0..table_size`` jobs per server (``None`` when not recorded).
     """
@@ -531,6 +628,7 @@ class PolicyComparison:
     baseline_cost: float | None = None
     control_variate: bool = False
     table_size: int | None = None
+    controls: tuple[str, ...] = ()
 
     @classmethod
     def from_estimates(
@@ -582,6 +680,7 @@ class PolicyComparison:
         simulations: Mapping[str, Any] | None = None,
         baseline_cost: float | None = None,
         control_variate: bool = False,
+        controls: Sequence[str] = (),
     ) -> PolicyComparison:
         """The comparison of the policies of ``ratios`` (in its order), what both parts'
         ``paired_comparison`` share; each part estimates only the ratios to its baseline and
@@ -615,6 +714,7 @@ class PolicyComparison:
             baseline=baseline,
             baseline_cost=None if baseline_cost is None else float(baseline_cost),
             control_variate=bool(control_variate),
+            controls=tuple(controls),
             horizon=float(horizon),
             warmup=float(warmup),
             replications=len(samples[baseline]),
@@ -629,7 +729,8 @@ class PolicyComparison:
         """The CLI's JSON object: first the baseline, ``{"exact_<baseline>_cost": cost}`` when
         its cost is exact (Part A: ``exact_bernoulli_cost``), else ``{"baseline": name}`` (Part
         B); then ``policies`` (``cost``, ``ci95``, ``ratio``, ``ratio_ci95`` each),
-        ``ranking`` and ``best`` (``None`` if not separated).
+        ``ranking`` and ``best`` (``None`` if not separated); last ``controls`` (their names)
+        when the estimates have controls of known mean.
 
         >>> e = PolicyEstimate("pi", 2.0, 0.1, 0.05, 1.0, 0.0, 0.0)
         >>> s = Selection(("pi",), "pi", {}, 0.95)
@@ -654,6 +755,7 @@ class PolicyComparison:
             },
             "ranking": list(self.ranking),
             "best": self.best,
+            **({"controls": list(self.controls)} if self.controls else {}),
         }
 
 

@@ -505,7 +505,16 @@ def _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs) ->
 
 
 #: Columns of :func:`policy_replication_costs` (after the ``extra`` columns).
-REPLICATION_COLUMNS = ["n_classes", "instance", "policy", "replication", "cost", "events"]
+REPLICATION_COLUMNS = [
+    "n_classes",
+    "instance",
+    "policy",
+    "replication",
+    "cost",
+    "events",
+    "martingale",
+    "initial_state",
+]
 
 
 def policy_replication_costs(
@@ -539,15 +548,16 @@ def policy_replication_costs(
 
     Columns: the ``extra`` keys, then :data:`REPLICATION_COLUMNS`: ``n_classes, instance,
     policy, replication, cost`` (cost per unit time), ``events`` (real transitions of the
-    replication, warm-up included), one row per (instance, policy, replication), Bernoulli
-    first.
+    replication, warm-up included), ``martingale`` and ``initial_state`` (the replication's
+    controls of known mean 0, :func:`~.policy_comparison.known_mean_controls`), one row per
+    (instance, policy, replication), Bernoulli first.
 
     ``policies`` may hold user policies (``"path.py:name"``, named so in the rows;
     ``docs/README.md#your-own-policy``): an arrival that finds a server beyond a user
     policy's index table (``table_size`` jobs, default 400) raises
     :class:`~queue_routing.errors.AccuracyError`, as an unsplit comparison does.
     """
-    from .policy_comparison import BASELINE
+    from .policy_comparison import BASELINE, known_mean_controls
 
     resolved = resolve_policies(policies, POLICIES)
     policies = tuple(resolved)
@@ -576,10 +586,16 @@ def policy_replication_costs(
                     f"{tag} instance {index}: {block.table_bound} measured arrivals under "
                     f"{policy} found a server beyond the index table; raise table_size"
                 )
+            controls = known_mean_controls(inst, block)
             per_replication = zip(
-                block.indices, block.costs, block.events_per_replication, strict=True
+                block.indices,
+                block.costs,
+                block.events_per_replication,
+                controls["martingale"],
+                controls["initial_state"],
+                strict=True,
             )
-            for r, cost, events in per_replication:
+            for r, cost, events, martingale, initial in per_replication:
                 rows.append(
                     {
                         **(extra or {}),
@@ -589,6 +605,8 @@ def policy_replication_costs(
                         "replication": r,
                         "cost": float(cost),
                         "events": int(events),
+                        "martingale": float(martingale),
+                        "initial_state": float(initial),
                     }
                 )
     columns = [*(extra or {}), *REPLICATION_COLUMNS]
@@ -624,7 +642,7 @@ def policy_comparison_from_costs(
         group = by_instance.get(int(index))
         if group is None:
             raise ValueError(f"{tag} instance {index}: no replication costs")
-        samples = {}
+        samples, martingales = {}, {}
         for policy in (BASELINE, *policies):
             g = group[group["policy"] == policy].sort_values("replication", kind="stable")
             reps = g["replication"].to_numpy()
@@ -634,6 +652,9 @@ def policy_comparison_from_costs(
                     "are not 0..R-1 (a chunk is missing or repeated)"
                 )
             samples[policy] = g["cost"].to_numpy(dtype=float)
+            martingales[policy] = g["martingale"].to_numpy(dtype=float)
+            if policy == BASELINE:
+                initial_state = g["initial_state"].to_numpy(dtype=float)
         exact = solve_exact(inst)
         res = paired_comparison(
             float(exact.cost),
@@ -644,6 +665,8 @@ def policy_comparison_from_costs(
             warmup=warmup,
             seed=seed,
             keys=(tag, inst.n_classes, index),
+            martingales=martingales,
+            initial_state=initial_state,
         )
         _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)

@@ -15,8 +15,10 @@ and ``baseline_cost=B``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -32,21 +34,24 @@ from ..paired import (
     on_table_bound_choice,
     paired_samples,
     pairwise_differences,
+    regression_estimate,
     simulated_run,
 )
 from ..user_policy import DEFAULT_TABLE_SIZE, resolve_policies
 from .exact import solve_exact
 from .general import GeneralSimulationResult, run_general
 from .model import Instance
-from .policies import POLICIES
+from .policies import POLICIES, arrival_rates, policy_weights
 from .replications import (
+    ReplicationBlock,
     RunSpec,
     SimulationResult,
     check_args,
     general_law,
     replication_indices,
 )
-from .simulation import run_policies
+from .result import Solution
+from .simulation import CONTROL_BLOCKS, run_policies
 
 __all__ = ["PolicyComparison", "PolicyEstimate", "compare_policies", "paired_comparison"]
 
@@ -170,10 +175,17 @@ def compare_policies(
     exact = float(solve_exact(instance).cost)
     simulated = [resolved.get(p, p) for p in (BASELINE, *[p for p in policies if p != BASELINE])]
     sims: dict[str, SimulationResult] = {}
+    known: dict[str, Any] = {}
     if law is None:  # the uniformised chain, every policy in one lockstep pass
         t0 = time.perf_counter()
         blocks = run_policies(instance, simulated, indices, spec, progress)
         wall = time.perf_counter() - t0  # of the lockstep run of every policy
+        solution = solve_exact(instance)
+        controls = {p: known_mean_controls(instance, b, solution) for p, b in blocks.items()}
+        known = {
+            "martingales": {p: c["martingale"] for p, c in controls.items()},
+            "initial_state": controls[BASELINE]["initial_state"],
+        }
         for name, block in blocks.items():
             sims[name] = SimulationResult.of_run(block, spec, wall_seconds=wall)
     else:  # event by event, one policy at a time
@@ -195,6 +207,7 @@ def compare_policies(
         control_variate=control_variate,
         confidence=confidence,
         table_size=table_size,
+        **known,
         **simulated_run(sims, BASELINE),
     )
 
@@ -213,6 +226,8 @@ def paired_comparison(
     simulations: Mapping[str, SimulationResult] | None = None,
     table_bound: Mapping[str, int] | None = None,
     table_size: int | None = None,
+    martingales: Mapping[str, Sequence[float]] | None = None,
+    initial_state: Sequence[float] | None = None,
 ) -> PolicyComparison:
     """The statistics of :func:`compare_policies` from the replications' costs alone.
 
@@ -229,20 +244,44 @@ def paired_comparison(
     :func:`~queue_routing.user_policy.policy_name`, not loaded); ``table_bound`` records the
     counts of :attr:`~queue_routing.paired.PolicyComparison.table_bound` (empty when not
     known).
+
+    ``martingales`` (``{policy: one value per replication}`` for every policy and
+    ``"bernoulli"``) and ``initial_state`` (one value per replication) are the controls of
+    :func:`known_mean_controls`; with both and ``R >=`` :data:`MIN_REPLICATIONS` the ratios
+    and differences are the regression estimates on :data:`CONTROLS`
+    (``docs/multiskill.md#control-variates-with-known-means``), else on the Bernoulli cost
+    alone (as when only the costs are known); the result's ``controls`` names those used.
     """
     policies = tuple(resolve_policies(policies, POLICIES, load=False))
     samples, _ = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
-    control = samples[BASELINE] if control_variate else None
+    replications = samples[BASELINE].size
+    full = (
+        control_variate
+        and martingales is not None
+        and initial_state is not None
+        and replications >= MIN_REPLICATIONS
+    )
+    if full:
+        ratios, differences = _controlled(samples, policies, exact, martingales, initial_state)
+        used = CONTROLS
+    else:
+        control = samples[BASELINE] if control_variate else None
+        ratios = {
+            p: bernoulli_ratio(samples[p], control, exact, own=p == BASELINE) for p in policies
+        }
+        differences = pairwise_differences({p: samples[p] for p in policies}, control, exact)
+        used = ("bernoulli_cost",) if control_variate else ()
     return PolicyComparison.from_samples(
         samples,
-        {p: bernoulli_ratio(samples[p], control, exact, own=p == BASELINE) for p in policies},
-        pairwise_differences({p: samples[p] for p in policies}, control, exact),
+        ratios,
+        differences,
         rank_by="ratio",
         confidence=confidence,
         baseline=BASELINE,
         baseline_cost=exact,
         control_variate=control_variate,
+        controls=used,
         horizon=horizon,
         warmup=warmup,
         seed=seed,
@@ -278,3 +317,108 @@ def bernoulli_ratio(
     else:
         theta = control_variate_estimate(samples, control, exact)
     return theta.divided_by(exact)
+
+
+#: The controls of a comparison's ratios and differences, in the order of the regression
+#: (``docs/multiskill.md#control-variates-with-known-means``): the policy's own
+#: ``martingale`` (each policy of a difference its own), the ``initial_state`` and the
+#: simulated ``bernoulli_cost``; all of mean 0 (the Bernoulli cost minus ``B``).
+CONTROLS = ("martingale", "initial_state", "bernoulli_cost")
+#: Fewest replications for which a comparison uses :data:`CONTROLS` (a difference regresses
+#: on four controls: ``R - 5 >= 3`` degrees of freedom); fewer use the Bernoulli cost alone.
+MIN_REPLICATIONS = 8
+
+
+def known_mean_controls(
+    instance: Instance, block: ReplicationBlock, exact: Solution | None = None
+) -> dict[str, np.ndarray]:
+    """The controls of known mean 0 of each replication of ``block`` (a block of the
+    uniformised simulator started from Bernoulli's stationary law, ``start="bernoulli"``),
+    ``docs/multiskill.md#control-variates-with-known-means``; one value per replication each:
+
+    ``martingale``
+        ``M = (A - D) / N`` on the policy's own path, the approximating martingale of the
+        relative value ``h(x) = sum_j a_j x_j (x_j + 1) / 2`` of optimal Bernoulli routing
+        (``a_j = c_j / (mu_j - lambda_j)``, :func:`~.policies.policy_weights` of ``"pi"``):
+        over the ``N`` measured steps ``k`` with state ``x_k`` and event ``e_k``,
+        ``A = sum_{k: class-i arrival} f_i(x_k) - sum_i (eta_i / Lambda) sum_k f_i(x_k)``
+        with ``f_i(x) = p_i a_i (x_i + 1) + (1 - p_i) a_0 (x_0 + 1)`` (the mean increment of
+        ``h`` at a class-``i`` arrival under Bernoulli's coins) and ``D = sum_j a_j (sum_{k:
+        potential departure from j} x_{k,j} - (mu_j / Lambda) sum_k x_{k,j})``. The event of
+        step ``k`` is drawn independently of ``x_k`` with probabilities ``rate / Lambda``, so
+        every term has mean 0 under any policy and any start.
+    ``initial_state``
+        ``h(x) - E h(x)`` of the initial state, drawn from the stationary law of optimal
+        Bernoulli routing (independent geometric counts, ``E x_j (x_j + 1) = 2 rho_j / (1 -
+        rho_j)^2``).
+    ``arrivals``, ``departures``, ``routed``, ``initial_cost``
+        Measured and not used by default: ``sum_i a_i (n_i - N eta_i / Lambda) / N``, ``n_i``
+        the class-``i`` arrivals (the work they bring: unit-mean sizes); ``sum_j a_j (d_j - N
+        mu_j / Lambda) / N``, ``d_j`` the potential departures; ``sum_j a_j (m_j - N
+        lambda_j / Lambda) / N``, ``m_j`` the arrivals the policy routed to ``j`` (under
+        Bernoulli's coins for ``"bernoulli"``: known mean only for it); ``sum_j c_j x_j -
+        B`` of the initial state.
+
+    ``exact`` is :func:`~.exact.solve_exact` of ``instance`` (computed when not given).
+    """
+    if block.control_sums is None:
+        raise ArgumentError("block", "block: controls need the uniformised simulator's block")
+    exact = solve_exact(instance) if exact is None else exact
+    n = instance.n_classes
+    steps = float(block.measured_steps)
+    lam_total = float(instance.eta.sum() + instance.mu.sum())
+    p = np.asarray(exact.probabilities, dtype=float)
+    lam = arrival_rates(instance, p)
+    a = policy_weights(instance, "pi")
+    loads = np.asarray(exact.loads, dtype=float)
+    sums = np.asarray(block.control_sums, dtype=float)
+    parts = {}
+    start = 0
+    for name, extra in CONTROL_BLOCKS:
+        parts[name] = sums[:, start : start + n + extra]
+        start += n + extra
+    area = block.means * steps  # sum_k x_{k,j} over the measured steps
+    arrivals = parts["arrivals"]
+    own = _row_sums((parts["arrival_own_jobs"] + arrivals) * (p * a[1:]))
+    shared = _row_sums((parts["arrival_shared_jobs"] + arrivals) * ((1.0 - p) * a[0]))
+    arrival_part = own + shared - _row_sums((area + steps) * (lam * a)) / lam_total
+    departure_part = _row_sums((parts["departure_jobs"] - instance.mu / lam_total * area) * a)
+    init = parts["initial"]
+    mean_h = math.fsum(a * loads / (1.0 - loads) ** 2)  # E h(x), x_j ~ Geometric(rho_j)
+    return {
+        "martingale": (arrival_part - departure_part) / steps,
+        "initial_state": _row_sums(init * (init + 1.0) * a) / 2.0 - mean_h,
+        "arrivals": _row_sums((arrivals - steps * instance.eta / lam_total) * a[1:]) / steps,
+        "departures": _row_sums((parts["departures"] - steps * instance.mu / lam_total) * a)
+        / steps,
+        "routed": _row_sums((parts["routed"] - steps * lam / lam_total) * a) / steps,
+        "initial_cost": _row_sums(init * instance.cost) - float(exact.cost),
+    }
+
+
+def _row_sums(terms: np.ndarray) -> np.ndarray:
+    """The exactly rounded sum of each row (:func:`math.fsum`): a replication's control does
+    not depend on the replications it is computed with, so split studies reassemble bit for
+    bit (as :func:`~.replications.replication_cost`)."""
+    return np.array([math.fsum(row) for row in terms], dtype=float)
+
+
+def _controlled(samples, policies, exact, martingales, initial_state):
+    """The ratios and differences of :func:`paired_comparison` on :data:`CONTROLS`."""
+    shared = np.column_stack([np.asarray(initial_state, dtype=float), samples[BASELINE] - exact])
+    mart = {p: np.asarray(martingales[p], dtype=float) for p in (BASELINE, *policies)}
+    replications = samples[BASELINE].size
+    ratios = {}
+    for p in policies:
+        if p == BASELINE:  # its own control: exactly B
+            theta = PairedEstimate(exact, 0.0, 0.0, replications - 3, replications)
+        else:
+            theta = regression_estimate(samples[p], np.column_stack([mart[p], shared]))
+        ratios[p] = theta.divided_by(exact)
+    differences = {
+        (x, y): regression_estimate(
+            samples[x] - samples[y], np.column_stack([mart[x], mart[y], shared])
+        )
+        for x, y in combinations(policies, 2)
+    }
+    return ratios, differences

@@ -203,6 +203,14 @@ class ReplicationBlock(stats.ReplicationBlock):
         User policies: measured arrivals of each replication that found a compared server
         beyond the index table (:attr:`SimulationResult.table_bound`); empty or zeros for the
         built-in policies.
+    control_sums:
+        The uniformised simulator: each replication's raw sums of the control variates,
+        shape ``(len(indices), 7 C + 4)``, laid out as :data:`~.simulation.CONTROL_BLOCKS`
+        (:func:`~.controls.control_variates` makes the controls of them); ``None`` from the
+        event-driven simulator.
+    measured_steps:
+        Measured uniformised steps per replication, ``round(Lambda horizon)`` (0 when not
+        uniformised).
     """
 
     policy: str
@@ -212,6 +220,8 @@ class ReplicationBlock(stats.ReplicationBlock):
     events_per_replication: tuple[int, ...]
     steps: int
     table_bound_per_replication: tuple[int, ...] = ()
+    control_sums: np.ndarray | None = field(default=None, repr=False, compare=False)
+    measured_steps: int = 0
 
     @classmethod
     def of_means(

@@ -110,6 +110,25 @@ _MAX_STEPS = 2**62
 #: routing coins (one per arrival), ``start`` the initial state (one per server).
 STREAMS = ("events", "routing", "start")
 
+#: The blocks of the kernel's control sums (one row per policy), in order, with their
+#: lengths for ``C`` classes (``docs/multiskill.md#control-variates-with-known-means``), each
+#: a sum over the measured steps ``k`` (``x_k`` the state the step finds, before its event):
+#: ``departure_jobs`` ``sum_{k: potential departure from j} x_{k,j}`` (``C + 1``);
+#: ``arrival_own_jobs`` / ``arrival_shared_jobs`` ``sum_{k: class-i arrival} x_{k,i}`` /
+#: ``x_{k,0}`` (``C`` each); ``routed`` the measured arrivals the policy sent to server ``j``
+#: (``C + 1``); ``arrivals`` the class-``i`` arrivals and ``departures`` the potential
+#: departures from ``j`` (self-loops included), the same for every policy (``C``, ``C + 1``);
+#: ``initial`` the initial state (``C + 1``).
+CONTROL_BLOCKS = (
+    ("departure_jobs", 1),
+    ("arrival_own_jobs", 0),
+    ("arrival_shared_jobs", 0),
+    ("routed", 1),
+    ("arrivals", 0),
+    ("departures", 1),
+    ("initial", 1),
+)
+
 
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _simulate_kernel(
@@ -117,7 +136,10 @@ def _simulate_kernel(
     start_loads,
 ):  # pragma: no cover - compiled  # fmt: skip
     """One replication of the uniformised chain under P policies in lockstep; returns
-    ``(mean jobs (P, C + 1), events (P,), bound (P,))``.
+    ``(mean jobs (P, C + 1), events (P,), bound (P,), sums (P, 7 C + 4))``, ``sums`` the raw
+    sums of the control variates laid out as :data:`CONTROL_BLOCKS` (over the measured steps;
+    the initial state is the one before the warm-up). Accumulating them draws no random
+    number: the costs are those of a run without them, bit for bit.
 
     The ``2C + 1`` potential events are ``k < C``: an arrival of class ``k + 1``, and
     ``k = C + j``: a departure from server ``j`` (a self-loop when server ``j`` is idle); event
@@ -160,6 +182,10 @@ def _simulate_kernel(
             x0 = int(np.floor(np.log(1.0 - u0) / np.log(start_loads[j])))
             for p in range(n_policies):
                 x[p, j] = x0
+    # the raw sums of the control variates (CONTROL_BLOCKS; policy-free blocks in row 0)
+    ctl = np.zeros((n_policies, 7 * n + 4))
+    for j in range(n + 1):
+        ctl[0, 6 * n + 3 + j] = x[0, j]
     area = np.zeros((n_policies, n + 1))
     last = np.zeros((n_policies, n + 1), dtype=np.int64)  # step since which x[p, j] is fixed
     events = np.zeros(n_policies, dtype=np.int64)
@@ -173,8 +199,11 @@ def _simulate_kernel(
         k = min(int(u), m - 1)
         if u - k >= threshold[k]:
             k = alias[k]
+        measured = step >= n_warm
         if k < n:  # arrival of class i = k + 1, routed by each policy
             i = k + 1
+            if measured:
+                ctl[0, 4 * n + 2 + k] += 1.0
             for p in range(n_policies):
                 if modes[p] == 0:
                     j = i if next_uniform(coins[p]) < probs[p, k] else 0
@@ -189,6 +218,10 @@ def _simulate_kernel(
                         bound[p] += 1
                     own = table_index(weights[p], width, i, x[p, i])
                     j = i if own <= table_index(weights[p], width, 0, x[p, 0]) else 0
+                if measured:
+                    ctl[p, n + 1 + k] += x[p, i]
+                    ctl[p, 2 * n + 1 + k] += x[p, 0]
+                    ctl[p, 3 * n + 1 + j] += 1.0
                 xj = x[p, j]  # close the constant stretch of x[p, j]
                 area[p, j] += xj * (step + 1 - last[p, j])
                 last[p, j] = step + 1
@@ -196,8 +229,12 @@ def _simulate_kernel(
                 events[p] += 1
         else:  # potential departure from server j; a self-loop where it is idle
             j = k - n
+            if measured:
+                ctl[0, 5 * n + 2 + j] += 1.0
             for p in range(n_policies):
                 xj = x[p, j]
+                if measured:
+                    ctl[p, j] += xj
                 if xj > 0:
                     area[p, j] += xj * (step + 1 - last[p, j])
                     last[p, j] = step + 1
@@ -208,7 +245,8 @@ def _simulate_kernel(
         for j in range(n + 1):
             area[p, j] += x[p, j] * (total - last[p, j])
             means[p, j] = area[p, j] / n_steps
-    return means, events, bound
+        ctl[p, 4 * n + 2 :] = ctl[0, 4 * n + 2 :]
+    return means, events, bound, ctl
 
 
 def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
@@ -276,8 +314,9 @@ def run_policies(
     means = np.empty((len(policies), len(indices), instance.n_classes + 1))
     events = np.empty((len(policies), len(indices)), dtype=np.int64)
     bound = np.empty((len(policies), len(indices)), dtype=np.int64)
+    sums = np.empty((len(policies), len(indices), 7 * instance.n_classes + 4))
     for row, r in enumerate(indices):
-        means[:, row], events[:, row], bound[:, row] = _simulate_kernel(
+        means[:, row], events[:, row], bound[:, row], sums[:, row] = _simulate_kernel(
             instance.n_classes, threshold, alias, modes, probs, weights, widths, n_warm,
             n_steps, replication_states(spec.seed, spec.keys, r), start_loads,
         )  # fmt: skip
@@ -289,8 +328,9 @@ def run_policies(
     for p, policy in enumerate(policies):
         name = policy_name(policy)
         blocks[name] = ReplicationBlock.of_means(
-            instance, name, indices, means[p], events[p], bound[p], steps=steps
-        )
+            instance, name, indices, means[p], events[p], bound[p], steps=steps,
+            control_sums=sums[p], measured_steps=n_steps,
+        )  # fmt: skip
     return blocks
 
 
