@@ -107,6 +107,7 @@ CONFIG = {
         "fluid_limit": {"r": [1000], "t_end": 6.0, "record_every": 0.05, "replications": 4},
         "lap": {
             "r": {"large_cycle": [1000, 1000000]},
+            "static_r_max": 1000,
             "horizon": {"lqfs-lb": 20.0, "lap": 20.0, "static": 200.0},
             "replications": 3,
         },
@@ -417,3 +418,95 @@ def test_large_config_jobs_cover_the_work_once_within_the_target():
                 if (j["example"], j["r"]) == (example, str(int(r)))
             ]
             assert _covered(labels, None, st["replications"])
+
+
+# -- a local run's cores -------------------------------------------------------------------------
+def _chunked_seconds(config, cores):
+    """(rule, job, predicted seconds, single unit) of every chunked job split for ``cores``."""
+    out = []
+    for rule, jobs in plan.plan(config, cores).items():
+        for job in jobs:
+            chunk = parse_chunk(job["chunk"])
+            single = chunk.n_items == 1 and len(chunk.replications) == 1
+            out.append((rule, job, plan.job_seconds(rule, job, config), single))
+    return out
+
+
+@pytest.mark.parametrize("cores", [None, 1, 2, 4, 16, 64])
+@pytest.mark.parametrize("name", ["round", "default"])
+def test_the_total_work_is_every_jobs_work_whatever_the_split(name, cores):
+    config = CONFIG if name == "round" else merged_config()
+    by_job = sum(
+        plan.job_seconds(rule, job, config)
+        for rule, jobs in plan.heavy_jobs(config, cores).items()
+        for job in jobs
+    )
+    assert plan.total_seconds(config) == pytest.approx(by_job, rel=1e-12)
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 4, 8, 16, 64, 256])
+@pytest.mark.parametrize("name", ["round", "default", "large"])
+def test_on_n_cores_no_job_works_beyond_a_sixth_of_a_cores_share(name, cores):
+    """No chunked job is predicted beyond total / (6 N) (nor beyond the cluster's target),
+    unless that is below min_job_seconds or the job is one replication of one item; the
+    chunks still cover every replication of every item once."""
+    config = {"round": CONFIG, "default": merged_config(), "large": merged_config(LARGE)}[name]
+    total = sum(
+        plan.job_seconds(rule, job, config)
+        for rule, jobs in plan.heavy_jobs(config).items()
+        for job in jobs
+    )
+    floor = config["scaling"].get("min_job_seconds", plan.MIN_JOB_SECONDS)
+    bound = min(max(total / (6 * cores), floor), 60.0 * config["scaling"]["target_minutes"] - 10.0)
+    for rule, job, work, single in _chunked_seconds(config, cores):
+        assert work <= bound * (1 + 1e-12) or single, (rule, job, work, bound)
+    st = config["serverpools"]["stochastic"]
+    for example in st["examples"]:
+        for r in st["r"]:
+            labels = [
+                j["chunk"]
+                for j in plan.plan(config, cores)["serverpools_stochastic"]
+                if (j["example"], j["r"]) == (example, str(int(r)))
+            ]
+            assert _covered(labels, None, st["replications"])
+    search = config["serverpools"]["search"]
+    labels = [j["chunk"] for j in plan.plan(config, cores)["serverpools_search"]]
+    sizes = search["max_classes"] * search["max_pools"]
+    assert _covered(labels, sizes, search["samples_per_size"])
+
+
+def test_more_cores_never_make_fewer_jobs_and_a_cluster_ignores_them():
+    config = merged_config()
+    counts = [len(_chunked_seconds(config, n)) for n in (1, 2, 4, 8, 16, 64)]
+    assert counts == sorted(counts)
+    assert plan.plan(config, None) == plan.plan(config, 1)  # one core: the work fits 10 min
+    assert plan.target_seconds(config, None) == plan.slurm_target_seconds(config)
+
+
+def test_the_default_run_splits_the_search_and_the_largest_stationary_runs():
+    """On 2 cores and more the instability search and the stationary run at r = 10^6 of the
+    stable example (one job each on a cluster) are cut into several jobs."""
+    config = merged_config()
+    for cores in (2, 16):
+        jobs = plan.plan(config, cores)
+        assert len(jobs["serverpools_search"]) > 1
+        top = [j for j in jobs["serverpools_stochastic"] if j["r"] == "1000000"]
+        assert len(top) > len(config["serverpools"]["stochastic"]["examples"])
+    assert len(plan.plan(config, None)["serverpools_search"]) == 1
+
+
+def test_scaling_cores_fixes_the_split_whatever_the_run_has():
+    config = merged_config({"scaling": {"cores": 4}})
+    assert plan.local_cores(config, 16) == 4 and plan.local_cores(config, None) == 4
+    assert plan.plan(config, 16) == plan.plan(config, None) == plan.plan(merged_config(), 4)
+    with pytest.raises(ArgumentError, match=r"^cores must be") as error:
+        plan.target_seconds(merged_config(), 0)
+    assert error.value.argument == "cores"
+
+
+def test_min_job_seconds_bounds_the_cut_from_below():
+    config = merged_config({"scaling": {"min_job_seconds": 100.0}})
+    assert plan.target_seconds(config, 64) == 100.0
+    assert plan.target_seconds(merged_config({"scaling": {"min_job_seconds": 1e4}}), 64) == (
+        plan.slurm_target_seconds(config)
+    )

@@ -11,7 +11,15 @@ from queue_routing.workflow.chunks import parse_chunk
 SCALING = config["scaling"]
 RETRIES = SCALING["retries"]
 SP_SEARCH_THREADS = plan.SERVERPOOLS_SEARCH_THREADS
-JOBS = plan.plan(config)  # every chunked rule's jobs (their wildcards)
+# The cores the chunks are cut for (queue_routing.workflow.plan.target_seconds): a local run's
+# --cores in the main Snakemake process; None on a cluster (the time limit alone splits) and
+# in a cluster job's own process, which must see its run's split. scaling.cores > 0 wins.
+LOCAL_CORES = (
+    workflow.resource_settings.cores
+    if workflow.is_main_process and workflow.local_exec
+    else None
+)
+JOBS = plan.plan(config, LOCAL_CORES)  # every chunked rule's jobs (their wildcards)
 
 
 def job_resources(seconds, data_mb=lambda wildcards: 0.0):
@@ -44,7 +52,7 @@ def predicted(function, rule):
 
 def chunks(rule, **wildcards):
     """Chunk labels of ``rule`` for the values of its other wildcards."""
-    return plan.chunk_labels(rule, wildcards, config)
+    return plan.chunk_labels(rule, wildcards, config, LOCAL_CORES)
 
 
 ms_solve_seconds = predicted(plan.job_seconds, "multiskill_solve")

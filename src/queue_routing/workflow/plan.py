@@ -3,7 +3,10 @@ is predicted to need, as pure functions of the (validated) config.
 
 Six rules split their work into chunks, one job each (:data:`CHUNKED_RULES`; the ``chunk``
 wildcard, :mod:`queue_routing.workflow.chunks`): :func:`chunk_labels` gives the labels of one
-rule for one value of its other wildcards, :func:`plan` every chunked rule's jobs. Every
+rule for one value of its other wildcards, :func:`plan` every chunked rule's jobs, both cut
+so that no job works beyond :func:`target_seconds`: the cluster's time limit, and on a local
+run of N cores a sixth of a core's share of the run's heavy work (:func:`total_seconds`), so
+that the run's length follows its cores (README, "Scaling a study"). Every
 heavy job's predicted wall time (:func:`job_seconds`) and data (:func:`job_mb`) follow from
 its rule, its wildcards and the config through the cost model
 :mod:`queue_routing.workflow.resources`; the Snakemake rules request them through the glue
@@ -38,12 +41,18 @@ from .chunks import parse_chunk, plan_chunks
 
 __all__ = [
     "CHUNKED_RULES",
+    "LOCAL_JOBS_PER_CORE",
+    "MIN_JOB_SECONDS",
     "SERVERPOOLS_SEARCH_THREADS",
     "chunk_labels",
+    "heavy_jobs",
     "job_mb",
     "job_seconds",
+    "local_cores",
     "plan",
+    "slurm_target_seconds",
     "target_seconds",
+    "total_seconds",
 ]
 
 Config = Mapping[str, Any]
@@ -63,22 +72,71 @@ CHUNKED_RULES = {
 #: both cores are free, which on a 2-core machine is the end of the run (measured: it always
 #: ran last, priority notwithstanding); a larger search is cut into more chunks instead.
 SERVERPOOLS_SEARCH_THREADS = 1
+#: Jobs per core a local run's split aims at: no job is predicted to work more than the run's
+#: heavy work divided by this times the cores (:func:`target_seconds`).
+LOCAL_JOBS_PER_CORE = 6
+#: The default of ``scaling.min_job_seconds``: the shortest predicted work (s) a split for the
+#: cores cuts a job down to, one start-up (:data:`~.resources.JOB_OVERHEAD_SECONDS`), so that
+#: a job spends at least half its time on its work.
+MIN_JOB_SECONDS = cost.JOB_OVERHEAD_SECONDS
 
 
-def target_seconds(config: Config) -> float:
-    """The predicted work (s) one job of a derived split may be given:
+def slurm_target_seconds(config: Config) -> float:
+    """The predicted work (s) one job of a derived split may be given on a cluster:
     ``scaling.target_minutes`` less the job's start-up
     (:data:`~.resources.JOB_OVERHEAD_SECONDS`), at least 1 s.
 
-    >>> target_seconds({"scaling": {"target_minutes": 10}})
+    >>> slurm_target_seconds({"scaling": {"target_minutes": 10}})
     590.0
     """
     minutes = config["scaling"]["target_minutes"]
     return max(60.0 * minutes - cost.JOB_OVERHEAD_SECONDS, 1.0)
 
 
+def local_cores(config: Config, cores: int | None = None) -> int | None:
+    """The cores the split is made for: ``scaling.cores`` when positive (a fixed split,
+    whatever runs it), else ``cores`` (Snakemake's ``--cores`` of a local run; ``None`` on a
+    cluster, where only the time limit splits).
+
+    >>> local_cores({"scaling": {"cores": 0}}, 16), local_cores({"scaling": {"cores": 4}}, 16)
+    (16, 4)
+    >>> local_cores({"scaling": {}}) is None
+    True
+    """
+    configured = int(config["scaling"].get("cores", 0))
+    if configured > 0:
+        return configured
+    if cores is None:
+        return None
+    if int(cores) < 1:
+        raise ArgumentError("cores", f"cores must be >= 1 or None, got {cores!r}")
+    return int(cores)
+
+
+def target_seconds(config: Config, cores: int | None = None) -> float:
+    """The predicted work (s) one job of a derived split may be given: at most
+    :func:`slurm_target_seconds`, and on N cores (:func:`local_cores`) at most the heavy work
+    (:func:`total_seconds`) divided by :data:`LOCAL_JOBS_PER_CORE` N, but not below
+    ``scaling.min_job_seconds`` (a shorter job would spend its time starting up).
+
+    Where the longest job takes a sixth of a core's share of the work, list scheduling ends
+    the run at most that long after the last core becomes idle (README, "Scaling a study").
+
+    >>> target_seconds({"scaling": {"target_minutes": 10, "cores": 0}})  # on a cluster
+    590.0
+    """
+    slurm = slurm_target_seconds(config)
+    n = local_cores(config, cores)
+    if n is None:
+        return slurm
+    floor = float(config["scaling"].get("min_job_seconds", MIN_JOB_SECONDS))
+    local = max(total_seconds(config) / (LOCAL_JOBS_PER_CORE * n), floor)
+    return min(slurm, local)
+
+
 def _labels(
     config: Config,
+    target: float | None,
     rule: str,
     n_items: int | None,
     n_replications: int,
@@ -88,14 +146,17 @@ def _labels(
 ) -> list[str]:
     """Labels of the chunks of ``rule``'s work: ``n_items`` (None: one item) times
     ``n_replications``, each unit (one replication of one item) predicted to take
-    ``unit_seconds``; block sizes from ``scaling.jobs.<rule>`` (0: derived from
-    :func:`target_seconds`)."""
+    ``unit_seconds``; block sizes from ``scaling.jobs.<rule>`` (0: derived from ``target``,
+    s). ``target`` None: the whole study as one chunk, whatever the sizes."""
+    if target is None:
+        whole = plan_chunks(n_items, n_replications, unit_seconds=0.0, target_seconds=1.0)
+        return [c.label() for c in whole]
     sizes = config["scaling"]["jobs"][rule]
     chunks = plan_chunks(
         n_items,
         n_replications,
         unit_seconds=unit_seconds,
-        target_seconds=target_seconds(config),
+        target_seconds=target,
         items_per_job=sizes[items_key] if items_key else 0,
         replications_per_job=sizes[reps_key],
     )
@@ -145,17 +206,20 @@ def _ms_table1_units(config: Config) -> list[float]:
     return [_ms_unit(config, rate, sim["table1_horizon"]) for rate in rates]
 
 
-def _ms_simulate_chunks(config: Config, w: Wildcards) -> list[str]:
+def _ms_simulate_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     ms = config["multiskill"]
     unit = _ms_simulate_unit(config, w["n_classes"])
     reps = ms["simulation"]["replications"]
-    return _labels(config, "multiskill_simulate", ms["instances_per_size"], reps, unit, "instances")
+    return _labels(
+        config, target, "multiskill_simulate", ms["instances_per_size"], reps, unit, "instances"
+    )
 
 
-def _ms_table1_chunks(config: Config, w: Wildcards) -> list[str]:
+def _ms_table1_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     sim = config["multiskill"]["simulation"]
     return _labels(
         config,
+        target,
         "multiskill_simulate_table1",
         len(sim["table1_load_factors"]),
         sim["replications"],
@@ -237,10 +301,10 @@ def _dl_large_unit(config: Config, n: Any) -> float:
     )
 
 
-def _dl_large_chunks(config: Config, w: Wildcards) -> list[str]:
+def _dl_large_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     unit = _dl_large_unit(config, w["n"])
     reps = config["deadlines"]["large"]["replications"]
-    return _labels(config, "deadlines_large", None, reps, unit)
+    return _labels(config, target, "deadlines_large", None, reps, unit)
 
 
 def _dl_large_seconds(config: Config, w: Wildcards) -> float:
@@ -275,10 +339,10 @@ def _sp_stochastic_unit(config: Config, example: str, r: Any) -> float:
     return cost.serverpools_simulation_seconds(int(r), rate, _sp_length(config, example, r), 1)
 
 
-def _sp_stochastic_chunks(config: Config, w: Wildcards) -> list[str]:
+def _sp_stochastic_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     unit = _sp_stochastic_unit(config, w["example"], w["r"])
     reps = config["serverpools"]["stochastic"]["replications"]
-    return _labels(config, "serverpools_stochastic", None, reps, unit)
+    return _labels(config, target, "serverpools_stochastic", None, reps, unit)
 
 
 def _sp_stochastic_seconds(config: Config, w: Wildcards) -> float:
@@ -315,9 +379,11 @@ def _sp_covariance_unit(config: Config) -> float:
     return cost.serverpools_simulation_seconds(c["r"], rate, c["warmup"] + c["horizon"], 1)
 
 
-def _sp_covariance_chunks(config: Config, w: Wildcards) -> list[str]:
+def _sp_covariance_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     reps = config["serverpools"]["covariance"]["replications"]
-    return _labels(config, "serverpools_covariance", None, reps, _sp_covariance_unit(config))
+    return _labels(
+        config, target, "serverpools_covariance", None, reps, _sp_covariance_unit(config)
+    )
 
 
 def _sp_covariance_seconds(config: Config, w: Wildcards) -> float:
@@ -332,11 +398,12 @@ def _sp_search_largest(config: Config) -> tuple[int, int]:
     return search["max_classes"], search["max_pools"]
 
 
-def _sp_search_chunks(config: Config, w: Wildcards) -> list[str]:
+def _sp_search_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
     largest = _sp_search_largest(config)
     unit = cost.serverpools_search_seconds(1, largest, 1) / SERVERPOOLS_SEARCH_THREADS
     return _labels(
         config,
+        target,
         "serverpools_search",
         largest[0] * largest[1],
         config["serverpools"]["search"]["samples_per_size"],
@@ -375,7 +442,7 @@ def _sp_fluid_limit_mb(config: Config, w: Wildcards) -> float:
 
 
 # -- the tables of the public functions -------------------------------------------------------
-_CHUNKS: dict[str, Callable[[Config, Wildcards], list[str]]] = {
+_CHUNKS: dict[str, Callable[[Config, Wildcards, float | None], list[str]]] = {
     "multiskill_simulate": _ms_simulate_chunks,
     "multiskill_simulate_table1": _ms_table1_chunks,
     "deadlines_large": _dl_large_chunks,
@@ -413,25 +480,25 @@ def _rule(rule: str, table: Mapping[str, Any], what: str) -> Any:
     return table[rule]
 
 
-def chunk_labels(rule: str, wildcards: Wildcards, config: Config) -> list[str]:
+def chunk_labels(
+    rule: str, wildcards: Wildcards, config: Config, cores: int | None = None
+) -> list[str]:
     """The chunk labels of ``rule`` (one of :data:`CHUNKED_RULES`) for the values of its other
     wildcards in ``wildcards`` (e.g. ``{"n_classes": 200}``; ``{}`` for a rule without), in
     order: items, then replications.
 
     The split follows ``scaling.jobs.<rule>`` (block sizes; 0: the fewest jobs whose
-    predicted time fits :func:`target_seconds`, :func:`~.chunks.plan_chunks`) and the
-    predicted time of one replication of one item.
+    predicted time fits :func:`target_seconds` for ``cores``, :func:`~.chunks.plan_chunks`)
+    and the predicted time of one replication of one item. Any split gives the same tables:
+    a chunk computes its replications with the streams the whole study would use.
     """
-    return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards)
+    return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards, target_seconds(config, cores))
 
 
-def plan(config: Config) -> dict[str, list[dict[str, str]]]:
-    """Every job of every chunked rule: by rule (:data:`CHUNKED_RULES`), the wildcards of its
-    jobs as strings, as Snakemake gives them (``chunk`` last), in the order the rules list
-    them (Part A by C, Part B by n, Part C by example then r).
-    """
+def _chunked_groups(config: Config) -> dict[str, list[dict[str, str]]]:
+    """Each chunked rule's values of its wildcards other than ``chunk``, in the rules' order."""
     st = config["serverpools"]["stochastic"]
-    groups = {
+    return {
         "multiskill_simulate": [{"n_classes": str(n)} for n in _ms_sizes(config)],
         "multiskill_simulate_table1": [{}],
         "deadlines_large": [{"n": str(int(n))} for n in config["deadlines"]["large"]["clusters"]],
@@ -441,14 +508,93 @@ def plan(config: Config) -> dict[str, list[dict[str, str]]]:
         "serverpools_covariance": [{}],
         "serverpools_search": [{}],
     }
+
+
+def plan(config: Config, cores: int | None = None) -> dict[str, list[dict[str, str]]]:
+    """Every job of every chunked rule, split for ``cores`` (:func:`target_seconds`): by rule
+    (:data:`CHUNKED_RULES`), the wildcards of its jobs as strings, as Snakemake gives them
+    (``chunk`` last), in the order the rules list them (Part A by C, Part B by n, Part C by
+    example then r).
+    """
+    target = target_seconds(config, cores)
     return {
         rule: [
             {**group, "chunk": label}
-            for group in groups[rule]
-            for label in chunk_labels(rule, group, config)
+            for group in groups
+            for label in _CHUNKS[rule](config, group, target)
         ]
-        for rule in CHUNKED_RULES
+        for rule, groups in _chunked_groups(config).items()
     }
+
+
+def _lap_jobs(config: Config) -> list[dict[str, str]]:
+    """The what-to-do-instead study's jobs: LAP at every example and r, static routing up to
+    ``static_r_max``, LQFS-LB where the stationary study has no run to reuse."""
+    lap = config["serverpools"]["lap"]
+    st = config["serverpools"]["stochastic"]
+    reused = {(example, int(r)) for example in st["examples"] for r in st["r"]}
+    return [
+        {"example": example, "policy": policy, "r": str(int(r))}
+        for example, scales in lap["r"].items()
+        for r in scales
+        for policy in ("lqfs-lb", "lap", "static")
+        if policy == "lap"
+        or (policy == "static" and int(r) <= lap["static_r_max"])
+        or (policy == "lqfs-lb" and (example, int(r)) not in reused)
+    ]
+
+
+def _unchunked_jobs(config: Config) -> dict[str, list[dict[str, str]]]:
+    """The jobs of the heavy rules that do not chunk their work, by rule: the rules' own
+    lists in ``workflow/rules/*.smk`` (tests/test_plan.py compares them with a dry run's)."""
+    ms, sp = config["multiskill"], config["serverpools"]
+    sizes = [{"n_classes": str(n)} for n in _ms_sizes(config)]
+    optimal = [
+        {"n_classes": str(n)}
+        for n in (2, 3)
+        if ms["optimal"][f"c{n}_kinds"] and ms["optimal"][f"c{n}_loads"]
+    ]
+    samples = ["table1"] + (["random"] if ms["job_sizes"]["random_instances"] > 0 else [])
+    two = ["arrival_rate", "rejection_cost", "mean_deadline", "distribution", "pure_routing"]
+    three = ["load", "rejection_cost", "distribution", "pure_routing"]
+    examples = sp["stochastic"]["examples"]
+    return {
+        "multiskill_solve": sizes,
+        "multiskill_compare": sizes,
+        "multiskill_job_sizes": [{"sample": s} for s in samples],
+        "multiskill_optimal": optimal,
+        "multiskill_optimal_switching": [{}],
+        "deadlines_two_cluster": [{"sweep": s} for s in two],
+        "deadlines_three_cluster": [{"tcsweep": s} for s in three],
+        "serverpools_fluid_limit": [
+            {"example": e, "r": str(int(r))} for e in examples for r in sp["fluid_limit"]["r"]
+        ],
+        "serverpools_lap": _lap_jobs(config),
+    }
+
+
+def heavy_jobs(config: Config, cores: int | None = None) -> dict[str, list[dict[str, str]]]:
+    """Every job of every heavy rule (the rules of :func:`job_seconds`), by rule in that
+    order, the wildcards as strings; the chunked rules' jobs as :func:`plan` splits them for
+    ``cores``.
+    """
+    jobs = {**_unchunked_jobs(config), **plan(config, cores)}
+    return {rule: jobs[rule] for rule in _SECONDS}
+
+
+def total_seconds(config: Config) -> float:
+    """The predicted work (s) of every heavy job of a run, start-ups excluded: the same for
+    every split (each chunked rule's study counted as one chunk). The small jobs (tables,
+    figures, a few seconds each) are left out.
+    """
+    total = 0.0
+    for rule, groups in _chunked_groups(config).items():
+        for group in groups:
+            (whole,) = _CHUNKS[rule](config, group, None)
+            total += job_seconds(rule, {**group, "chunk": whole}, config)
+    for rule, jobs in _unchunked_jobs(config).items():
+        total += sum(job_seconds(rule, job, config) for job in jobs)
+    return total
 
 
 def job_seconds(rule: str, wildcards: Wildcards, config: Config) -> float:
