@@ -307,7 +307,7 @@ def regression_estimate(
     :func:`control_variate_estimate`.
 
     >>> x = [[1.0, 0.0], [2.0, 1.0], [3.0, 0.0], [4.0, 1.0]]
-    >>> e = regression_estimate([1.0, 3.0, 3.0, 5.0], x, [2.0, 0.5])  # y = x1 + 2 x2 - 1
+    >>> e = regression_estimate([0.0, 3.0, 2.0, 5.0], x, [2.0, 0.5])  # y = x1 + 2 x2 - 1
     >>> round(e.estimate, 12), round(e.standard_error, 12), e.df  # 2 + 1 - 1, exactly
     (2.0, 0.0, 1)
     """
@@ -561,9 +561,9 @@ class PolicyComparison:
     what Part A's and Part B's ``compare_policies`` and ``paired_comparison`` return.
 
     Each part divides every ratio by its own baseline: Part A by the exact optimal Bernoulli
-    cost, with the simulated Bernoulli cost as control variate
-    (``docs/multiskill.md#paired-policy-comparisons``); Part B by PI's simulated cost, a paired
-    ratio of means (``docs/deadlines.md#paired-policy-comparisons``).
+    cost, with controls of known mean (:attr:`controls`: the simulated Bernoulli cost and
+    others, ``docs/multiskill.md#control-variates-with-known-means``); Part B by PI's
+    simulated cost, a paired ratio of means (``docs/deadlines.md#paired-policy-comparisons``).
 
     Attributes
     ----------

@@ -7,10 +7,13 @@ Every policy is simulated (:func:`~.simulation.simulate`) with the same ``seed``
 so replication ``r`` of every policy runs on the same random numbers: the same initial state
 and the same uniformised event sequence (``docs/multiskill.md#common-random-numbers``). Every
 replication starts from the stationary law of optimal Bernoulli routing, so the simulated
-Bernoulli cost of a replication has the exact optimal Bernoulli cost ``B`` as its mean: it is
-the control variate of every policy, and ``B`` the baseline of the ratios. The result is the
-:class:`~queue_routing.paired.PolicyComparison` of both parts, with ``baseline="bernoulli"``
-and ``baseline_cost=B``.
+Bernoulli cost of a replication has the exact optimal Bernoulli cost ``B`` as its mean; ``B``
+is the baseline of the ratios. The ratios and differences are regression estimates on
+controls of known mean (:data:`CONTROLS`, :func:`known_mean_controls`,
+``docs/multiskill.md#control-variates-with-known-means``): each policy's own martingale, the
+initial state and the simulated Bernoulli cost. The result is the
+:class:`~queue_routing.paired.PolicyComparison` of both parts, with ``baseline="bernoulli"``,
+``baseline_cost=B`` and the ``controls`` used.
 """
 
 from __future__ import annotations
@@ -82,14 +85,18 @@ def compare_policies(
     same streams (``seed``, ``keys``; in lockstep, :func:`~.simulation.simulate_policies`,
     each exactly as :func:`~.simulation.simulate` would alone), from the stationary
     law of optimal Bernoulli routing (``start="bernoulli"``). With ``y_r`` the cost of
-    replication ``r`` of a policy, ``x_r`` that of Bernoulli routing in the same replication
-    and ``B`` the exact optimal Bernoulli cost (``E[x_r] = B`` exactly, the start being
-    stationary for it), ``ratio`` is ``theta / B`` with ``theta`` the control-variate estimate
-    of ``E[y]`` (:func:`~queue_routing.paired.control_variate_estimate`: ``ybar - beta (xbar -
-    B)``, ``beta`` fitted on the replications, ``t`` interval with ``R - 2`` degrees of
-    freedom) and its interval ``ci / B`` (``B`` has no error). Differences between policies use
-    the same estimator on ``y_a - y_b``; the best is declared only where Holm-separated from
-    every other policy (:func:`~queue_routing.paired.select_best`). Details and the reasons:
+    replication ``r`` of a policy and ``B`` the exact optimal Bernoulli cost, ``ratio`` is
+    ``theta / B`` and its interval ``ci / B`` (``B`` has no error), ``theta`` the regression
+    estimate of ``E[y]`` (:func:`~queue_routing.paired.regression_estimate`, ``t`` interval with
+    ``R - 1 - q`` degrees of freedom) on ``q = 3`` controls of known mean 0
+    (:data:`CONTROLS`): the policy's own ``martingale``, the ``initial_state`` and the
+    simulated Bernoulli cost minus ``B`` (``docs/multiskill.md#control-variates-with-known-means``).
+    Differences between policies use the same estimator on ``y_a - y_b`` with both policies'
+    martingales (``q = 4``). With fewer than :data:`MIN_REPLICATIONS` replications, or
+    job sizes that are not exponential (no uniformised kernel, no martingale), the Bernoulli
+    cost is the only control (:func:`~queue_routing.paired.control_variate_estimate`, ``R -
+    2`` degrees of freedom). The best is declared only where Holm-separated from every other
+    policy (:func:`~queue_routing.paired.select_best`). Details and the reasons:
     ``docs/multiskill.md#paired-policy-comparisons``.
 
     Parameters
@@ -105,8 +112,8 @@ def compare_policies(
         Measured time per replication and the warm-up before it (time units; warm-up
         default ``0.1 * horizon``), as in :func:`~.simulation.simulate`.
     replications:
-        ``R >= 3`` paired replications (the control variate's interval has ``R - 2`` degrees
-        of freedom).
+        ``R >= 3`` paired replications (the Bernoulli cost alone as control: ``R - 2`` degrees
+        of freedom); ``R >=`` :data:`MIN_REPLICATIONS` for the controls of known mean.
     seed, keys:
         Root seed and job keys of the shared streams.
     control_variate:
@@ -135,7 +142,8 @@ def compare_policies(
     -------
     PolicyComparison
         With ``baseline="bernoulli"``, ``baseline_cost`` ``B`` (its JSON key
-        ``exact_bernoulli_cost``), ``control_variate`` and ``table_size``.
+        ``exact_bernoulli_cost``), ``control_variate``, ``controls`` (their names, JSON key
+        ``controls``) and ``table_size``.
 
     Examples
     --------

@@ -183,7 +183,7 @@ def _simulate_kernel(
             for p in range(n_policies):
                 x[p, j] = x0
     # the raw sums of the control variates (CONTROL_BLOCKS; policy-free blocks in row 0)
-    ctl = np.zeros((n_policies, 7 * n + 4))
+    ctl = np.zeros((n_policies, 7 * n + 4), dtype=np.int64)
     for j in range(n + 1):
         ctl[0, 6 * n + 3 + j] = x[0, j]
     area = np.zeros((n_policies, n + 1))
@@ -203,7 +203,7 @@ def _simulate_kernel(
         if k < n:  # arrival of class i = k + 1, routed by each policy
             i = k + 1
             if measured:
-                ctl[0, 4 * n + 2 + k] += 1.0
+                ctl[0, 4 * n + 2 + k] += 1
             for p in range(n_policies):
                 if modes[p] == 0:
                     j = i if next_uniform(coins[p]) < probs[p, k] else 0
@@ -221,7 +221,7 @@ def _simulate_kernel(
                 if measured:
                     ctl[p, n + 1 + k] += x[p, i]
                     ctl[p, 2 * n + 1 + k] += x[p, 0]
-                    ctl[p, 3 * n + 1 + j] += 1.0
+                    ctl[p, 3 * n + 1 + j] += 1
                 xj = x[p, j]  # close the constant stretch of x[p, j]
                 area[p, j] += xj * (step + 1 - last[p, j])
                 last[p, j] = step + 1
@@ -230,7 +230,7 @@ def _simulate_kernel(
         else:  # potential departure from server j; a self-loop where it is idle
             j = k - n
             if measured:
-                ctl[0, 5 * n + 2 + j] += 1.0
+                ctl[0, 5 * n + 2 + j] += 1
             for p in range(n_policies):
                 xj = x[p, j]
                 if measured:
@@ -246,7 +246,7 @@ def _simulate_kernel(
             area[p, j] += x[p, j] * (total - last[p, j])
             means[p, j] = area[p, j] / n_steps
         ctl[p, 4 * n + 2 :] = ctl[0, 4 * n + 2 :]
-    return means, events, bound, ctl
+    return means, events, bound, ctl.astype(np.float64)
 
 
 def replication_states(seed: int, keys: tuple, replication: int) -> np.ndarray:
