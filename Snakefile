@@ -19,8 +19,4 @@ localrules:
 rule all:
     default_target: True
     input:
-        rules.multiskill_all.input,
-        rules.serverpools_all.input,
-        rules.deadlines_all.input,
-        rules.summary.output,
-        rules.provenance.output,
+        rules.reproduce.input,

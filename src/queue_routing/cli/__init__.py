@@ -57,6 +57,18 @@ def _build_parser(*, lazy: bool = False):
     return parser
 
 
+def build_parser():
+    """The command's whole parser (an :class:`argparse.ArgumentParser`), every part's
+    subcommands added: what the documentation's command-line reference is generated from
+    (``docs/gen_reference.py``). The command itself builds it lazily.
+
+    >>> args = build_parser().parse_args(["serverpools", "analyze", "instance.json"])
+    >>> args.part, args.command, args.instance
+    ('serverpools', 'analyze', 'instance.json')
+    """
+    return _build_parser()
+
+
 def _finite_or_none(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None

@@ -319,6 +319,8 @@ def miss_probability(x, m: int, mu: float, deadline: Deadline) -> np.ndarray:
     deadline:
         The deadline law (units of time).
 
+    Notes
+    -----
     Exponential deadlines (rate ``theta``) use ``E[e^{-theta T}]``:
     response ``1 - mu/(mu+theta) (m mu/(m mu+theta))^{j+}``; waiting
     ``1 - (m mu/(m mu+theta))^j`` for ``x >= m`` and 0 otherwise (via ``expm1/log1p``).
