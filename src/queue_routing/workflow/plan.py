@@ -119,8 +119,10 @@ def target_seconds(config: Config, cores: int | None = None) -> float:
     (:func:`total_seconds`) divided by :data:`LOCAL_JOBS_PER_CORE` N, but not below
     ``scaling.min_job_seconds`` (a shorter job would spend its time starting up).
 
-    Where the longest job takes a sixth of a core's share of the work, list scheduling ends
-    the run at most that long after the last core becomes idle (README, "Scaling a study").
+    Why a sixth: list scheduling of independent jobs ends within one job's length of the
+    ideal W / N (Graham 1969; :mod:`.schedule`), so jobs of at most W / (6 N) end the run at
+    most a sixth beyond it, while the start-ups the cut adds stay few (README, "Scaling a
+    study").
 
     >>> target_seconds({"scaling": {"target_minutes": 10, "cores": 0}})  # on a cluster
     590.0
