@@ -2,9 +2,10 @@
 
 Through Snakemake: a dry run schedules, for every heavy rule, the jobs the plan lists for the
 run's ``--cores`` (``queue_routing.workflow.plan.heavy_jobs``); and the smoke config's Part B
-large systems and Part C stationary and covariance runs, cut for 200 cores (a split of single
-replications), give the tables of a run cut for one core byte for byte. The library-level
-checks of every split are in tests/test_chunks.py, the bound on each job in tests/test_plan.py.
+large systems and Part C stationary and covariance runs, cut for 200 cores (the larger ones
+down to single replications), give the tables of a run cut for one core byte for byte. The
+library-level checks of every split are in tests/test_chunks.py, the bound on each job in
+tests/test_plan.py.
 """
 
 import re
