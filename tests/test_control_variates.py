@@ -267,3 +267,32 @@ def test_a_split_study_with_controls_gives_the_unsplit_tables():
     )[0]
     # a zero martingale column is a control that does not vary: other ratios than with it
     assert not np.array_equal(plain["ratio"].to_numpy(), rows["ratio"].to_numpy())
+
+
+def test_ratio_intervals_are_calibrated_at_the_default_budget():
+    """100 seeded comparisons on a C = 2 instance at the default budget's shape (R = 20
+    replications of 270 time units after 60): the 95% ratio intervals of JSQ and PI on the
+    controls of known mean cover the exact chain value in 90-99% of them (pooled), and the
+    mean ratio agrees with the chain."""
+    from queue_routing.multiskill import compare_policies
+    from queue_routing.multiskill.markov import stationary_cost
+
+    base = solve_exact(C2).cost
+    exact = {p: stationary_cost(C2, p, boundary_tol=1e-8).cost / base for p in ("jsq", "pi")}
+    ratios = {p: [] for p in exact}
+    hits = []
+    for run in range(100):
+        res = compare_policies(
+            C2, ["bernoulli", "jsq", "pi"], horizon=270.0, warmup=60.0, replications=20,
+            seed=2022, keys=("calibration-budget", run),
+        )  # fmt: skip
+        assert res.controls == ("martingale", "initial_state", "bernoulli_cost")
+        for p, value in exact.items():
+            e = res.policies[p]
+            ratios[p].append(e.ratio)
+            hits.append(abs(e.ratio - value) <= e.ratio_ci95)
+    assert 0.90 <= np.mean(hits) <= 0.99, np.mean(hits)
+    q = bonferroni_t(2, 99)
+    for p, value in exact.items():
+        v = np.array(ratios[p])
+        assert abs(v.mean() - value) <= q * v.std(ddof=1) / math.sqrt(v.size), p
