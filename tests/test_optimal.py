@@ -358,3 +358,113 @@ def test_certification_at_a_heavier_load():
     assert abs(bigger.cost - opt.cost) <= rtol * opt.cost
     for name, ev in cmp.evaluations.items():
         assert ev.certified and ev.cost >= opt.lower * (1 - rtol), name
+
+
+# -- policy iteration and the two-level solves ---------------------------------------------------
+def _table_generator(inst: Instance, mask: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """The dense generator ``Q`` of a decision table (bit ``i - 1``: class ``i`` to server
+    ``i``; a job sent to a full server is lost) and the holding cost of each state, written
+    from the model's definition state by state (C order)."""
+    n_srv = inst.n_classes + 1
+    shape = (L + 1,) * n_srv
+    n = (L + 1) ** n_srv
+    q = np.zeros((n, n))
+    for s, x in enumerate(itertools.product(range(L + 1), repeat=n_srv)):
+        for j in range(n_srv):
+            if x[j] > 0:
+                y = list(x)
+                y[j] -= 1
+                q[s, np.ravel_multi_index(y, shape)] += inst.mu[j]
+        for i in range(1, n_srv):
+            dest = i if (int(mask[s]) >> (i - 1)) & 1 else 0
+            if x[dest] < L:
+                y = list(x)
+                y[dest] += 1
+                q[s, np.ravel_multi_index(y, shape)] += inst.eta[i - 1]
+    q -= np.diag(q.sum(axis=1))
+    hold = np.array(
+        [float(np.dot(inst.cost, x)) for x in itertools.product(range(L + 1), repeat=n_srv)]
+    )
+    return q, hold
+
+
+def _poisson_reference(q: np.ndarray, hold: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(g, h)`` of ``hold - g + Q h = 0``, ``h(0) = 0``, by one dense solve (column 0 of
+    ``Q`` replaced by the coefficient -1 of ``g``)."""
+    a = q.copy()
+    a[:, 0] = -1.0
+    sol = np.linalg.solve(a, -hold)
+    h = sol.copy()
+    h[0] = 0.0
+    return float(sol[0]), h
+
+
+def test_two_level_poisson_solve_matches_a_dense_solve():
+    from queue_routing.multiskill.optimal_kernels import index_mask
+
+    inst = Instance(mu=[1.5, 1.0, 0.8], cost=[1.0, 2.0, 3.0], eta=[1.2, 0.9])  # load 0.7
+    L = 7
+    # LED's decision table, its index (x_j + 1) / mu_j written out
+    w = 1.0 / np.asarray(inst.mu)
+    mask = index_mask(np.ascontiguousarray(w[:, None] * (np.arange(L + 1) + 1.0)), L)
+    g_ref, h_ref = _poisson_reference(*_table_generator(inst, mask, L))
+    h, lower, upper = policy_relative_values(inst, mask, L, rtol=1e-12, method="policy")
+    assert lower - 1e-9 <= g_ref <= upper + 1e-9
+    assert 0.5 * (lower + upper) == pytest.approx(g_ref, rel=1e-10)
+    np.testing.assert_allclose(h.reshape(-1), h_ref, rtol=1e-8, atol=1e-8 * np.abs(h_ref).max())
+    ev = evaluate_policy(inst, "led", L, certify=False, rtol=1e-9)  # the simulator's LED
+    assert ev.cost == pytest.approx(g_ref, rel=1e-8)
+
+
+def test_two_level_stationary_law_matches_markov_and_plain_gauss_seidel():
+    inst = Instance(mu=[1.5, 1.0, 0.8], cost=[1.0, 2.0, 3.0], eta=[1.5, 1.0])  # load 0.76
+    L = 14
+    ours = evaluate_policy(inst, "io", L, certify=False, rtol=1e-9, method="policy")
+    ref = stationary_cost(inst, "io", L, method="direct")  # sparse LU of the generator
+    assert ours.cost == pytest.approx(ref.cost, rel=1e-8)
+    assert ours.boundary_mass == pytest.approx(ref.boundary_mass, rel=1e-5, abs=1e-14)
+    gs = evaluate_policy(inst, "io", L, certify=False, rtol=1e-9, method="value")
+    assert ours.cost == pytest.approx(gs.cost, rel=1e-8)
+
+
+def test_policy_iteration_matches_value_iteration():
+    """Two implementations of the optimum at one level: bounds that overlap, the same table
+    where the values are not tied."""
+    inst = Instance(mu=[1.5, 1.0, 0.8], cost=[1.0, 2.0, 3.0], eta=[1.2, 0.9])
+    vi = optimal_policy(inst, 16, rtol=1e-8, method="value")
+    pi = optimal_policy(inst, 16, rtol=1e-8, method="policy")
+    assert pi.method == "policy" and vi.method == "value" and pi.converged
+    assert max(vi.lower, pi.lower) <= min(vi.upper, pi.upper) + 1e-12
+    assert pi.cost == pytest.approx(vi.cost, rel=1e-8)
+    assert pi.table_cost == pytest.approx(vi.table_cost, rel=1e-7)
+    assert np.mean(pi.mask == vi.mask) > 0.99
+
+
+def test_policy_iteration_is_the_best_of_every_deterministic_policy_for_c1():
+    inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
+    L = 3
+    opt = optimal_policy(inst, L, rtol=1e-10, method="policy")
+    ref = _brute_force_optimum(inst, L)
+    assert opt.lower - 1e-10 <= ref <= opt.upper + 1e-10
+
+
+def test_policy_iteration_certifies_by_raising_the_level():
+    inst = Instance(mu=[1.0, 1.0, 1.0], cost=[1.0, 2.0, 4.0], eta=[0.9, 0.9])  # load 0.6
+    opt = optimal_policy(inst, rtol=1e-4, method="policy")
+    assert opt.method == "policy" and opt.certified and opt.converged
+    bigger = optimal_policy(inst, _next_level_of(opt.truncation), rtol=1e-6, method="value")
+    assert abs(bigger.cost - opt.cost) <= 1e-4 * opt.cost
+
+
+def _next_level_of(L: int) -> int:
+    return max(L + 1, math.ceil(1.5 * L))
+
+
+@settings(max_examples=10, deadline=None)
+@given(small_instances())
+def test_policy_iteration_optimum_below_every_policy(inst):
+    L = 7
+    opt = optimal_policy(inst, L, rtol=1e-9, method="policy")
+    for policy in CHAIN_POLICIES:
+        ev = evaluate_policy(inst, policy, L, certify=False, method="policy")
+        assert opt.lower <= ev.cost * (1 + 1e-8), policy

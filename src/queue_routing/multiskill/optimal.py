@@ -16,7 +16,14 @@ on the same chain and their gaps are free of truncation asymmetry.
   :data:`LEVEL_FACTOR` (each level warm-started from the last) until the optimal cost moves by
   at most ``rtol`` (relative) from one level to the next: the cost is then *certified*.
   The stationary law of the optimal decision table is solved too (compiled Gauss-Seidel), for
-  the probability of the truncation boundary ``{max_j x_j = L}``.
+  the probability of the truncation boundary ``{max_j x_j = L}``. ``method="policy"``: policy
+  iteration instead (:func:`_policy_iteration`: each policy's Poisson equation solved by
+  Gauss-Seidel sweeps with a coarse correction on the total count, improvement with ties kept
+  on the incumbent), certified by the same bounds, those of one value-iteration step from
+  its relative values.
+* Above the load :data:`AGGREGATION_LOAD` every stationary law is solved by Gauss-Seidel with
+  aggregation-disaggregation on the total count (:func:`.optimal_kernels.
+  stationary_two_level`), about ten times fewer sweeps at high load.
 * :func:`evaluate_policy`: the stationary cost of any policy (optimal Bernoulli routing, the
   index policies, a user's index policy, PI², a decision table) on the chain, its level raised
   in the same way until its own cost is certified.
@@ -47,13 +54,17 @@ from .optimal_kernels import (
     MODE_OPTIMAL,
     MODE_SPLIT,
     MODE_TABLE,
+    bellman_bounds,
     greedy_mask,
+    improve_mask,
     index_mask,
+    poisson_two_level,
     relative_value_iteration,
     relative_value_iteration_2,
     relative_value_iteration_3,
     stationary_gauss_seidel,
     stationary_summary,
+    stationary_two_level,
 )
 from .policies import (
     POLICIES,
@@ -69,11 +80,14 @@ __all__ = [
     "CHAIN_DESCRIPTIONS",
     "CHAIN_POLICIES",
     "DEFAULT_MAX_BYTES",
+    "METHODS",
     "ChainEvaluation",
     "OptimalComparison",
     "OptimalResult",
+    "aggregated",
     "bernoulli_chain",
     "chain_bytes",
+    "chain_method",
     "compare_with_optimum",
     "evaluate_policy",
     "largest_level",
@@ -115,6 +129,29 @@ KERNEL_BLOCK = 500
 GS_MAX_SWEEPS = 200_000
 GS_RESIDUAL_FACTOR = 1e-5
 GS_RTOL_RANGE = (1e-13, 1e-9)
+#: Solvers of the chain: ``"value"`` (relative value iteration for the optimum and for PI's
+#: relative values), ``"policy"`` (policy iteration with policy evaluation by the two-level
+#: solve of the Poisson equation, :mod:`.optimal_kernels`), ``"auto"`` (``"value"``: with the
+#: written-out loops of its kernels value iteration was as fast as policy iteration at every
+#: load measured, e.g. table1-2 at load 0.9, L = 35: 4.0 s against 3.6 s).
+METHODS = ("auto", "value", "policy")
+#: Total load ``sum eta / sum mu`` above which a stationary law is solved by Gauss-Seidel with
+#: aggregation-disaggregation on the total count (always with ``method="policy"``): plain
+#: Gauss-Seidel slows down like the chain's mixing time (table1-2 at load 0.7, PI's table at
+#: L = 53: 430 sweeps and 5.3 s plain, 54 sweeps and 0.5 s aggregated); below it the study's
+#: results stay those of plain Gauss-Seidel.
+AGGREGATION_LOAD = 0.75
+#: Over-relaxation of the Gauss-Seidel sweeps of the policy evaluation (on table1-2 at load
+#: 0.7, L = 53, 1.5 took 112 iterations and 1.0 310, but 1.5 diverged at load 0.9).
+SOR_OMEGA = 1.0
+#: Policy improvement: a decision changes only for a value lower by more than this times the
+#: largest ``|h|`` (ties, rounding of the solves, stay on the incumbent).
+TIE_RTOL = 1e-11
+#: Policy iteration evaluates at ``LOOSE_FACTOR`` times its tolerance until no decision
+#: changes, then at the tolerance (inexact policy iteration).
+LOOSE_FACTOR = 100.0
+#: Most policy-improvement steps at one level.
+MAX_POLICY_STEPS = 100
 
 
 # -- memory ------------------------------------------------------------------------------------
@@ -160,6 +197,24 @@ def check_memory(n_classes: int, truncation: int, max_bytes: int) -> None:
 
 def _level(truncation: Any) -> int:
     return integer("truncation", truncation, 1)
+
+
+def chain_method(instance: Instance, method: str = "auto") -> str:
+    """``"value"`` or ``"policy"`` (:data:`METHODS`; ``"auto"`` is ``"value"``).
+
+    >>> from queue_routing.multiskill import Instance
+    >>> chain_method(Instance(mu=[1.0, 1.0], cost=[1.0, 1.0], eta=[1.8]), "policy")
+    'policy'
+    """
+    if method not in METHODS:
+        raise ArgumentError("method", f"method must be one of {list(METHODS)}, got {method!r}")
+    return "value" if method == "auto" else method
+
+
+def aggregated(instance: Instance, method: str) -> bool:
+    """Whether stationary laws are solved with aggregation (:data:`AGGREGATION_LOAD`)."""
+    load = float(np.sum(instance.eta) / np.sum(instance.mu))
+    return method == "policy" or load > AGGREGATION_LOAD
 
 
 # -- the arrays of a policy on the chain ------------------------------------------------------
@@ -209,12 +264,15 @@ _NO_MASK = np.zeros(1, dtype=np.uint32)
 _BERNOULLI = np.zeros(1, dtype=np.uint32)
 
 
-def _policy_arrays(instance: Instance, policy: Any, L: int, rtol: float, max_iter: int):
+def _policy_arrays(
+    instance: Instance, policy: Any, L: int, rtol: float, max_iter: int, method: str = "value"
+):
     """``(mode, mask, p)`` of ``policy`` at level ``L`` for the kernels."""
     if isinstance(policy, np.ndarray):
         return MODE_TABLE, policy, np.zeros(instance.n_classes)
     if policy == "pi2":
-        return MODE_TABLE, pi2_table(instance, L, rtol=rtol, max_iter=max_iter), np.zeros(1)
+        table = pi2_table(instance, L, rtol=rtol, max_iter=max_iter, method=method)
+        return MODE_TABLE, table, np.zeros(1)
     if policy == "bernoulli":
         return MODE_SPLIT, _BERNOULLI, np.ascontiguousarray(bernoulli_probabilities(instance))
     return MODE_TABLE, index_mask(_index_table(instance, policy, L), L), np.zeros(1)
@@ -255,6 +313,29 @@ def _iterate(
     return it, float(lower), float(upper), bool(converged)
 
 
+def _poisson(
+    instance: Instance,
+    L: int,
+    h: np.ndarray,
+    mode: int,
+    mask: np.ndarray,
+    p: np.ndarray,
+    g: float,
+    rtol: float,
+    max_iter: int,
+) -> tuple[int, float, float, float, bool]:
+    """The Poisson equation of a table or split policy in place on ``h`` (the two-level
+    solve, from the estimate ``g``, or ``h``'s own one-step bounds if ``g`` is NaN):
+    ``(iterations, g, lower, upper, converged)``."""
+    eta, mu, cost, _ = _rates(instance)
+    if math.isnan(g):
+        g = float(np.dot(cost, arrival_rates(instance) / (instance.mu - arrival_rates(instance))))
+    it, g, lower, upper, ok = poisson_two_level(
+        h, L, eta, mu, cost, mode, mask, p, g, SOR_OMEGA, rtol, max_iter
+    )
+    return int(it), float(g), float(lower), float(upper), bool(ok)
+
+
 def policy_relative_values(
     instance: Instance,
     policy: Any,
@@ -262,20 +343,27 @@ def policy_relative_values(
     *,
     rtol: float = DEFAULT_RTOL / 10,
     max_iter: int = 1_000_000,
+    method: str = "value",
 ) -> tuple[np.ndarray, float, float]:
     """Relative values ``h`` (shape ``(L + 1,)^(C + 1)``, cost units, ``h(0) = 0``) of a policy
-    on the chain at level ``L``, and the span bounds ``(lower, upper)`` on its average cost:
-    value iteration with the policy's routing fixed (policy evaluation), to ``rtol``.
+    on the chain at level ``L``, and the span bounds ``(lower, upper)`` on its average cost
+    (both ``min`` and ``max`` of ``c.x + (Q h)(x)``): value iteration with the policy's routing
+    fixed (``method="value"``), or the two-level solve of the Poisson equation
+    (``"policy"``, :func:`.optimal_kernels.poisson_two_level`), to ``rtol``.
 
     Raises :class:`~queue_routing.errors.AccuracyError` when it does not converge in
     ``max_iter`` iterations.
     """
     L = _level(truncation)
+    method = chain_method(instance, method)
     policy = policy if isinstance(policy, np.ndarray) else resolve_chain_policy(policy)
     name = "the table" if isinstance(policy, np.ndarray) else policy_name(policy)
-    mode, mask, p = _policy_arrays(instance, policy, L, rtol, max_iter)
+    mode, mask, p = _policy_arrays(instance, policy, L, rtol, max_iter, method)
     h = _start_values(instance, L, None)
-    it, lower, upper, ok = _iterate(instance, L, h, mode, mask, p, rtol, max_iter)
+    if method == "policy":
+        it, _, lower, upper, ok = _poisson(instance, L, h, mode, mask, p, math.nan, rtol, max_iter)
+    else:
+        it, lower, upper, ok = _iterate(instance, L, h, mode, mask, p, rtol, max_iter)
     if not ok:
         raise AccuracyError(
             f"truncation: value iteration of {name} at level {L} did not converge in {it} "
@@ -290,13 +378,14 @@ def pi2_table(
     *,
     rtol: float = DEFAULT_RTOL / 10,
     max_iter: int = 1_000_000,
+    method: str = "value",
 ) -> np.ndarray:
     """PI²'s decision table at level ``L`` (flat, C order; bit ``i - 1`` set routes class ``i``
     to its dedicated server): greedy for PI's relative values ``h_PI`` on the chain, i.e.
     class ``i`` to server ``i`` iff ``h_PI(x + e_i) <= h_PI(x + e_0)`` (one policy-improvement
     step from PI, as PI is one from optimal Bernoulli routing)."""
     L = _level(truncation)
-    h, _, _ = policy_relative_values(instance, "pi", L, rtol=rtol, max_iter=max_iter)
+    h, _, _ = policy_relative_values(instance, "pi", L, rtol=rtol, max_iter=max_iter, method=method)
     return greedy_mask(h.reshape(-1), L, instance.n_classes + 1)
 
 
@@ -316,10 +405,14 @@ def _stationary(
     p: np.ndarray,
     pi0: np.ndarray | None = None,
     rtol: float = DEFAULT_RTOL,
+    method: str = "value",
 ):
     """``(cost, means, boundary_mass, lost_rate, pi)`` of a table or split policy (optimal
     Bernoulli routing in closed form, :func:`bernoulli_chain`, ``pi`` None), the solve
-    started from ``pi0`` (a lower level's law, zero-padded) or the uniform law."""
+    started from ``pi0`` (a lower level's law, zero-padded) or the uniform law: symmetric
+    Gauss-Seidel, or the same sweeps with aggregation-disaggregation on the total count
+    (:func:`.optimal_kernels.stationary_two_level`, when :func:`aggregated`), to the same
+    residual."""
     if mode == MODE_SPLIT and mask is _BERNOULLI:
         return (*bernoulli_chain(instance, L), None)
     eta, mu, cost, _ = _rates(instance)
@@ -332,7 +425,10 @@ def _stationary(
         pi += 1e-3 / pi.size  # every state positive
         pi /= pi.sum()
     tol = min(max(rtol * GS_RESIDUAL_FACTOR, GS_RTOL_RANGE[0]), GS_RTOL_RANGE[1])
-    sweeps, res = stationary_gauss_seidel(pi, L, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 10)
+    if aggregated(instance, method):
+        sweeps, res = stationary_two_level(pi, L, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 2)
+    else:
+        sweeps, res = stationary_gauss_seidel(pi, L, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 10)
     if not res <= tol * (eta.sum() + mu.sum()):
         raise AccuracyError(
             f"truncation: Gauss-Seidel at level {L} did not converge in {sweeps} sweeps "
@@ -435,6 +531,7 @@ def evaluate_policy(
     max_level: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = False,
+    method: str = "auto",
 ) -> ChainEvaluation:
     """The exact stationary cost of ``policy`` on the chain (compiled Gauss-Seidel on the
     balance equations, residual ``<= rtol 1e-5 Lambda`` within ``[1e-13, 1e-9] Lambda``).
@@ -448,7 +545,8 @@ def evaluate_policy(
     :data:`START_LEVEL`) the level is raised by :data:`LEVEL_FACTOR` until the cost moves by
     at most ``rtol`` (relative) and is at least ``truncation``; if ``max_level`` or
     ``max_bytes`` comes first the last level is returned with ``certified`` False (an
-    :class:`~queue_routing.errors.AccuracyError` with ``strict``).
+    :class:`~queue_routing.errors.AccuracyError` with ``strict``). ``method``
+    (:data:`METHODS`): PI²'s evaluation of PI, and the stationary solver (:func:`aggregated`).
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
@@ -457,6 +555,7 @@ def evaluate_policy(
     (True, True)
     """
     positive("rtol", rtol)
+    method = chain_method(instance, method)
     table = isinstance(policy, np.ndarray)
     if table and certify:
         raise ArgumentError("certify", "certify: a decision table is evaluated at its own level")
@@ -465,8 +564,8 @@ def evaluate_policy(
     if not certify:
         L = _level(truncation)
         check_memory(instance.n_classes, L, max_bytes)
-        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000)
-        c, means, bm, lost, _ = _stationary(instance, L, mode, mask, p, None, rtol)
+        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000, method)
+        c, means, bm, lost, _ = _stationary(instance, L, mode, mask, p, None, rtol, method)
         return ChainEvaluation(name, c, means, L, bm, lost, False, ((L, c),))
     cap = _levels_cap(instance, max_level, max_bytes)
     target = START_LEVEL if truncation is None else _level(truncation)
@@ -476,8 +575,8 @@ def evaluate_policy(
     law = None
     while True:
         check_memory(instance.n_classes, L, max_bytes)
-        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000)
-        c, means, bm, lost, law = _stationary(instance, L, mode, mask, p, law, rtol)
+        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000, method)
+        c, means, bm, lost, law = _stationary(instance, L, mode, mask, p, law, rtol, method)
         history.append((L, c))
         ok = prev is not None and abs(c - prev) <= rtol * abs(c) and L >= target
         nxt = _next_level(L)
@@ -500,6 +599,49 @@ def _previous_level(L: int) -> int:
 
 
 # -- the optimum ------------------------------------------------------------------------------
+def _policy_iteration(
+    instance: Instance,
+    L: int,
+    h: np.ndarray,
+    rtol: float,
+    max_iter: int,
+    progress: Callable[..., Any] | None = None,
+) -> tuple[int, float, float, bool, np.ndarray]:
+    """Policy iteration at level ``L`` in place on ``h`` (the start values): the decision
+    table greedy for ``h``, then alternately its evaluation (:func:`_poisson`, warm-started
+    from the last values and cost, to :data:`LOOSE_FACTOR` times ``rtol`` until the policy is
+    stable, then to ``rtol``) and policy improvement keeping ties on the incumbent
+    (:func:`.optimal_kernels.improve_mask`, a tie being a difference below :data:`TIE_RTOL`
+    times the largest ``|h|``), until no decision changes. The bounds are those of one optimal
+    value-iteration step from the final values (:func:`.optimal_kernels.bellman_bounds`),
+    valid whatever the accuracy of the solves. Returns ``(solver
+    iterations, lower, upper, converged, mask)``."""
+    eta, mu, cost, _ = _rates(instance)
+    n_srv = instance.n_classes + 1
+    mask = greedy_mask(h, L, n_srv)
+    g = math.nan
+    total = 0
+    ok = False
+    loose = rtol * LOOSE_FACTOR
+    for _step in range(MAX_POLICY_STEPS):
+        it, g, lower, upper, ok = _poisson(
+            instance, L, h, MODE_TABLE, mask, np.zeros(1), g, loose, max_iter
+        )
+        total += it
+        if progress is not None:
+            progress(it, extra=f"level {L}, policy bounds [{lower:.6g}, {upper:.6g}]")
+        if not ok:
+            break
+        tol = TIE_RTOL * float(np.max(np.abs(h)))
+        if improve_mask(h, L, n_srv, mask, tol) == 0:
+            if loose <= rtol:
+                break
+            loose = rtol  # the policy is stable at the loose tolerance: solve exactly
+    lower, upper = bellman_bounds(h, L, eta, mu, cost)
+    ok = ok and upper - lower <= rtol * 0.5 * abs(upper + lower)
+    return total, float(lower), float(upper), bool(ok), mask
+
+
 @dataclass(frozen=True)
 class OptimalResult:
     """The average-cost optimal routing on the chain truncated at ``L``.
@@ -526,7 +668,10 @@ class OptimalResult:
     table_cost:
         The stationary cost of the optimal decision table (Gauss-Seidel), a check of ``cost``.
     iterations, seconds:
-        Value-iteration steps and wall time (s), over every level tried.
+        Value-iteration steps (or, by policy iteration, two-level solver iterations) and wall
+        time (s), over every level tried.
+    method:
+        ``"value"`` or ``"policy"`` (:func:`chain_method`).
     history:
         ``((L, cost, lower, upper), ...)`` of the levels tried.
     mask:
@@ -549,8 +694,9 @@ class OptimalResult:
     seconds: float
     history: tuple
     n_classes: int
-    mask: np.ndarray = field(repr=False, compare=False)
-    relative_values: np.ndarray = field(repr=False, compare=False)
+    method: str = "value"
+    mask: np.ndarray = field(repr=False, compare=False, default=None)
+    relative_values: np.ndarray = field(repr=False, compare=False, default=None)
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -580,8 +726,8 @@ class OptimalResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON object: ``cost``, ``bounds`` ``[lower, upper]``, ``truncation``,
         ``converged``, ``certified``, ``boundary_mass``, ``lost_rate``, ``table_cost``,
-        ``iterations``, ``seconds``, ``history`` (lists ``[L, cost, lower, upper]``); the
-        decision table and the relative values stay attributes."""
+        ``iterations``, ``seconds``, ``method``, ``history`` (lists ``[L, cost, lower,
+        upper]``); the decision table and the relative values stay attributes."""
         return {
             "cost": float(self.cost),
             "bounds": [float(self.lower), float(self.upper)],
@@ -593,6 +739,7 @@ class OptimalResult:
             "table_cost": float(self.table_cost),
             "iterations": int(self.iterations),
             "seconds": float(self.seconds),
+            "method": self.method,
             "history": [[int(r[0]), *(float(v) for v in r[1:])] for r in self.history],
         }
 
@@ -607,6 +754,7 @@ def optimal_policy(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_iter: int = 2_000_000,
     strict: bool = True,
+    method: str = "auto",
     progress: Callable[..., Any] | None = None,
 ) -> OptimalResult:
     """The optimal dynamic routing of ``instance`` on the truncated chain (module docstring).
@@ -630,6 +778,11 @@ def optimal_policy(
         Raise :class:`~queue_routing.errors.AccuracyError` when the cost is not certified (or
         value iteration does not converge in ``max_iter`` steps); with ``strict=False`` the
         result is returned with ``converged`` False.
+    method:
+        ``"value"``: relative value iteration at each level; ``"policy"``: policy iteration
+        (:func:`_policy_iteration`), each level started from the last level's values, the
+        bounds those of one value-iteration step from its relative values; ``"auto"``:
+        value iteration (:data:`METHODS`).
 
     Examples
     --------
@@ -647,6 +800,7 @@ def optimal_policy(
     True
     """
     positive("rtol", rtol)
+    method = chain_method(instance, method)
     n_srv = instance.n_classes + 1
     explicit = truncation is not None
     if explicit:
@@ -663,15 +817,20 @@ def optimal_policy(
     prev = None
     while True:
         h = _start_values(instance, L, h)
-        it, lower, upper, ok = _iterate(
-            instance, L, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter, progress
-        )
+        if method == "policy":
+            it, lower, upper, ok, mask = _policy_iteration(
+                instance, L, h, rtol / 10, max_iter, progress
+            )
+        else:
+            it, lower, upper, ok = _iterate(
+                instance, L, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter, progress
+            )
         iterations += it
         cost = 0.5 * (lower + upper)
         history.append((L, cost, lower, upper))
         if not ok:
             msg = (
-                f"truncation: relative value iteration at level {L} did not converge in {it} "
+                f"truncation: {method} iteration at level {L} did not converge in {it} "
                 f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
             )
             if strict:
@@ -688,9 +847,10 @@ def optimal_policy(
             f"truncation: the optimal cost is not stable to rtol {rtol:g} below level "
             f"{levels_cap} (levels and costs {[(r[0], r[1]) for r in history[-3:]]})"
         )
-    mask = greedy_mask(h, L, n_srv)
+    if method == "value":
+        mask = greedy_mask(h, L, n_srv)
     table_cost, _, boundary, lost, _ = _stationary(
-        instance, L, MODE_TABLE, mask, np.zeros(1), None, rtol
+        instance, L, MODE_TABLE, mask, np.zeros(1), None, rtol, method
     )
     return OptimalResult(
         cost=float(cost),
@@ -706,6 +866,7 @@ def optimal_policy(
         seconds=time.perf_counter() - t0,
         history=tuple(history),
         n_classes=instance.n_classes,
+        method=method,
         mask=mask,
         relative_values=h.reshape((L + 1,) * n_srv),
     )
@@ -833,6 +994,7 @@ def compare_with_optimum(
     max_level: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = True,
+    method: str = "auto",
     progress: Callable[..., Any] | None = None,
 ) -> OptimalComparison:
     """:func:`optimal_policy` and :func:`evaluate_policy` of each of ``policies``.
@@ -841,7 +1003,8 @@ def compare_with_optimum(
     certified level and is raised until its own cost is certified (a policy with a heavier
     tail than the optimum needs a higher level); with an explicit level every policy is
     solved at that level. A policy whose cost cannot be certified is reported with
-    ``certified`` False (never an error: the optimum still is).
+    ``certified`` False (never an error: the optimum still is). ``method``: the solvers
+    (:func:`chain_method`), the same for the optimum and every policy.
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
@@ -851,7 +1014,7 @@ def compare_with_optimum(
     """
     opt = optimal_policy(
         instance, truncation, rtol=rtol, max_level=max_level, max_bytes=max_bytes,
-        strict=strict, progress=progress,
+        strict=strict, method=method, progress=progress,
     )  # fmt: skip
     evaluations = {}
     for policy in policies:
@@ -859,11 +1022,12 @@ def compare_with_optimum(
         name = policy_name(pol)
         if truncation is not None:
             evaluations[name] = evaluate_policy(
-                instance, pol, truncation, certify=False, rtol=rtol, max_bytes=max_bytes
-            )
+                instance, pol, truncation, certify=False, rtol=rtol, max_bytes=max_bytes,
+                method=method,
+            )  # fmt: skip
         else:
             evaluations[name] = evaluate_policy(
                 instance, pol, opt.truncation, rtol=rtol, max_level=max_level,
-                max_bytes=max_bytes,
+                max_bytes=max_bytes, method=method,
             )  # fmt: skip
     return OptimalComparison(optimal=opt, evaluations=evaluations)

@@ -27,13 +27,17 @@ __all__ = [
     "MODE_OPTIMAL",
     "MODE_SPLIT",
     "MODE_TABLE",
+    "bellman_bounds",
     "greedy_mask",
+    "improve_mask",
     "index_mask",
+    "poisson_two_level",
     "relative_value_iteration",
     "relative_value_iteration_2",
     "relative_value_iteration_3",
     "stationary_gauss_seidel",
     "stationary_summary",
+    "stationary_two_level",
     "strides",
 ]
 
@@ -467,3 +471,351 @@ def stationary_summary(pi, L, eta, mu, mode, mask, p):  # pragma: no cover - com
                     lost += w * eta[i - 1] * (1.0 - q)
         _advance(x, L)
     return means, boundary, lost
+
+
+# -- policy iteration: exact policy evaluation by a two-level iteration ------------------------
+#
+# Both solves below are Gauss-Seidel sweeps on the fine chain accelerated by a coarse
+# correction on the aggregates ``I = x_0 + ... + x_C`` (the total count). Every transition
+# changes the total by +1 (an arrival that is not lost), -1 (a departure) or 0 (a loss, a
+# self-loop), so the aggregated chain is a birth-death chain on ``0..(C + 1) L``, solved
+# exactly by a recursion; it carries the slow mode of the chain (the total count drifting up
+# and down at high load) that makes plain sweeps and value iteration slow.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
+    """``(sum_y q(x, y) h(y), up(x), down(x))`` over the transitions leaving ``x`` (losses,
+    self-loops, excluded): ``up`` the rate of arrivals that are not lost, ``down`` of
+    departures (per unit time)."""
+    n_srv = mu.size
+    flow = 0.0
+    up = 0.0
+    down = 0.0
+    for j in range(n_srv):
+        if x[j] > 0:
+            flow += mu[j] * h[s - st[j]]
+            down += mu[j]
+    for i in range(1, n_srv):
+        q = _dedicated_share(mode, mask, p, s, i)
+        if x[i] < L and q > 0.0:
+            r = eta[i - 1] * q
+            flow += r * h[s + st[i]]
+            up += r
+        if x[0] < L and q < 1.0:
+            r = eta[i - 1] * (1.0 - q)
+            flow += r * h[s + st[0]]
+            up += r
+    return flow, up, down
+
+
+@njit(cache=True, nogil=True)
+def _poisson_sweeps(h, L, eta, mu, cost, mode, mask, p, g, omega):  # pragma: no cover - compiled
+    """One symmetric Gauss-Seidel sweep (forward, then backward) on ``q(x) h(x) = c.x - g +
+    sum_y q(x, y) h(y)`` in place on ``h``."""
+    n_srv = mu.size
+    size = h.size
+    st = np.empty(n_srv, dtype=np.int64)
+    for j in range(n_srv):
+        st[j] = (L + 1) ** (n_srv - 1 - j)
+    x = np.zeros(n_srv, dtype=np.int64)
+    for s in range(size):
+        hold = 0.0
+        for j in range(n_srv):
+            hold += cost[j] * x[j]
+        flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+        h[s] += omega * ((hold - g + flow) / (up + down) - h[s])
+        _advance(x, L)
+    for j in range(n_srv):
+        x[j] = L
+    for s in range(size - 1, -1, -1):
+        hold = 0.0
+        for j in range(n_srv):
+            hold += cost[j] * x[j]
+        flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+        h[s] += omega * ((hold - g + flow) / (up + down) - h[s])
+        j = n_srv - 1
+        while j >= 0:
+            if x[j] > 0:
+                x[j] -= 1
+                break
+            x[j] = L
+            j -= 1
+
+
+@njit(cache=True, nogil=True)
+def _birth_death_law(up, down):  # pragma: no cover - compiled
+    """Stationary law of the birth-death chain of rates ``up[I]`` (``I -> I + 1``) and
+    ``down[I]`` (``I -> I - 1``), by ``nu(I + 1) down(I + 1) = nu(I) up(I)``, normalised."""
+    m = up.size
+    nu = np.zeros(m)
+    nu[0] = 1.0
+    top = 1.0
+    for k in range(m - 1):
+        if down[k + 1] > 0.0:
+            nu[k + 1] = nu[k] * up[k] / down[k + 1]
+        if nu[k + 1] > top:
+            top = nu[k + 1]
+    total = 0.0
+    for k in range(m):
+        nu[k] /= top
+        total += nu[k]
+    for k in range(m):
+        nu[k] /= total
+    return nu
+
+
+@njit(cache=True, nogil=True)
+def poisson_two_level(
+    h, L, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
+):  # pragma: no cover - compiled
+    """The average cost ``g`` and relative values ``h`` of a table or split policy: the
+    Poisson equation ``c.x - g + sum_y q(x, y) (h(y) - h(x)) = 0`` for every state, ``h(0) =
+    0``, solved in place on ``h`` (flat, C order; any start, e.g. the previous policy's values)
+    from the estimate ``g``.
+
+    Each iteration is one symmetric successive over-relaxation sweep (factor ``omega``) at
+    fixed ``g``, then the residual
+    ``r = c.x - g + Q h`` with the bounds ``min(c.x + Q h) <= g_policy <= max(c.x + Q h)``
+    (the span bounds of one value-iteration step of the policy, cost per unit time), then the
+    coarse correction: ``h += e(I)``, ``g += dg`` with ``e`` and ``dg`` solving the equations
+    summed over each aggregate ``I`` (a birth-death Poisson equation, solved downwards from
+    the top, where it is stable, and ``dg`` making it solvable). Stops when ``upper - lower
+    <= rtol |upper + lower| / 2``. Returns ``(iterations, g, lower, upper, converged)``, the
+    bounds those of the returned ``h``.
+    """
+    n_srv = mu.size
+    size = h.size
+    st = np.empty(n_srv, dtype=np.int64)
+    for j in range(n_srv):
+        st[j] = (L + 1) ** (n_srv - 1 - j)
+    m = n_srv * L + 1
+    up_c = np.empty(m)
+    down_c = np.empty(m)
+    res_c = np.empty(m)
+    cnt = np.empty(m)
+    e = np.empty(m)
+    x = np.zeros(n_srv, dtype=np.int64)
+    lower = np.nan
+    upper = np.nan
+    for it in range(1, max_iter + 1):
+        _poisson_sweeps(h, L, eta, mu, cost, mode, mask, p, g, omega)
+        ref = h[0]
+        for s in range(size):
+            h[s] -= ref
+        up_c[:] = 0.0
+        down_c[:] = 0.0
+        res_c[:] = 0.0
+        cnt[:] = 0.0
+        lo = np.inf
+        hi = -np.inf
+        x[:] = 0
+        for s in range(size):
+            hold = 0.0
+            tot = 0
+            for j in range(n_srv):
+                hold += cost[j] * x[j]
+                tot += x[j]
+            flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+            v = hold + flow - (up + down) * h[s]  # c.x + (Q h)(x)
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+            res_c[tot] += v - g
+            up_c[tot] += up
+            down_c[tot] += down
+            cnt[tot] += 1.0
+            _advance(x, L)
+        lower = lo
+        upper = hi
+        if upper - lower <= rtol * 0.5 * abs(upper + lower):
+            return it, 0.5 * (lower + upper), lower, upper, True
+        # coarse correction: Q_c e = dg n - R r, dg from nu . (dg n - R r) = 0
+        nu = _birth_death_law(up_c, down_c)
+        num = 0.0
+        den = 0.0
+        for k in range(m):
+            num += nu[k] * res_c[k]
+            den += nu[k] * cnt[k]
+        dg = num / den
+        # d(k) = e(k + 1) - e(k): up(k) d(k) - down(k) d(k - 1) = b(k), from the top down
+        d_next = 0.0  # d(m - 1) = 0: no level above the top
+        e[m - 1] = 0.0
+        dk = np.empty(m)
+        dk[m - 1] = 0.0
+        for k in range(m - 1, 0, -1):
+            b = dg * cnt[k] - res_c[k]
+            d_prev = (up_c[k] * d_next - b) / down_c[k]
+            dk[k - 1] = d_prev
+            d_next = d_prev
+        e[0] = 0.0
+        for k in range(m - 1):
+            e[k + 1] = e[k] + dk[k]
+        g += dg
+        x[:] = 0
+        for s in range(size):
+            tot = 0
+            for j in range(n_srv):
+                tot += x[j]
+            h[s] += e[tot]
+            _advance(x, L)
+    return max_iter, 0.5 * (lower + upper), lower, upper, False
+
+
+@njit(cache=True, nogil=True)
+def improve_mask(h, L, n_srv, mask, tol):  # pragma: no cover - compiled
+    """Policy improvement in place on the table ``mask``: a class-``i`` arrival switches
+    server only where the other server's value is lower than the incumbent's by more than
+    ``tol`` (ties stay on the incumbent, so policy iteration cannot cycle on rounding).
+    Returns the number of decisions changed."""
+    size = h.size
+    st = np.empty(n_srv, dtype=np.int64)
+    for j in range(n_srv):
+        st[j] = (L + 1) ** (n_srv - 1 - j)
+    x = np.zeros(n_srv, dtype=np.int64)
+    changed = 0
+    for s in range(size):
+        hs = h[s]
+        h0 = h[s + st[0]] if x[0] < L else hs
+        m = mask[s]
+        for i in range(1, n_srv):
+            hd = h[s + st[i]] if x[i] < L else hs
+            bit = np.uint32(1) << np.uint32(i - 1)
+            if m & bit:
+                if h0 < hd - tol:
+                    m ^= bit
+                    changed += 1
+            elif hd < h0 - tol:
+                m |= bit
+                changed += 1
+        mask[s] = m
+        _advance(x, L)
+    return changed
+
+
+@njit(cache=True, nogil=True)
+def bellman_bounds(h, L, eta, mu, cost):  # pragma: no cover - compiled
+    """``(lower, upper)``: ``min`` and ``max`` over the states of ``c.x + min_routing (Q h)(x)``,
+    the span bounds of one step of the optimal value iteration from ``h`` on the optimal
+    average cost (cost per unit time; ``Lambda (Th - h)`` of
+    :func:`relative_value_iteration`), ``h`` unchanged."""
+    n_srv = mu.size
+    size = h.size
+    st = np.empty(n_srv, dtype=np.int64)
+    for j in range(n_srv):
+        st[j] = (L + 1) ** (n_srv - 1 - j)
+    x = np.zeros(n_srv, dtype=np.int64)
+    lo = np.inf
+    hi = -np.inf
+    for s in range(size):
+        hs = h[s]
+        v = 0.0
+        for j in range(n_srv):
+            v += cost[j] * x[j]
+            if x[j] > 0:
+                v += mu[j] * (h[s - st[j]] - hs)
+        d0 = h[s + st[0]] - hs if x[0] < L else 0.0
+        for i in range(1, n_srv):
+            di = h[s + st[i]] - hs if x[i] < L else 0.0
+            v += eta[i - 1] * (di if di <= d0 else d0)
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+        _advance(x, L)
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def stationary_two_level(
+    pi, L, eta, mu, mode, mask, p, rtol, max_sweeps, check_every
+):  # pragma: no cover - compiled
+    """:func:`stationary_gauss_seidel` accelerated by iterative aggregation-disaggregation on
+    the total count (Koury, McAllister and Stewart): after each symmetric sweep the law of the
+    total is replaced by the stationary law of the aggregated birth-death chain, whose rates
+    are the fine ones weighted by ``pi`` within each aggregate; the law within an aggregate is
+    kept. Same residual test and return ``(sweeps, residual)``."""
+    n_srv = mu.size
+    size = pi.size
+    st = np.empty(n_srv, dtype=np.int64)
+    for j in range(n_srv):
+        st[j] = (L + 1) ** (n_srv - 1 - j)
+    m = n_srv * L + 1
+    mass = np.empty(m)
+    up_c = np.empty(m)
+    down_c = np.empty(m)
+    x = np.zeros(n_srv, dtype=np.int64)
+    qmax = eta.sum() + mu.sum()
+    res = np.inf
+    for sweep in range(1, max_sweeps + 1):
+        x[:] = 0
+        for s in range(size):
+            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
+            _advance(x, L)
+        for j in range(n_srv):
+            x[j] = L
+        for s in range(size - 1, -1, -1):
+            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
+            j = n_srv - 1
+            while j >= 0:
+                if x[j] > 0:
+                    x[j] -= 1
+                    break
+                x[j] = L
+                j -= 1
+        # aggregation: the birth-death chain of the total count, weighted by pi
+        mass[:] = 0.0
+        up_c[:] = 0.0
+        down_c[:] = 0.0
+        x[:] = 0
+        for s in range(size):
+            tot = 0
+            for j in range(n_srv):
+                tot += x[j]
+            w = pi[s]
+            dn = 0.0
+            for j in range(n_srv):
+                if x[j] > 0:
+                    dn += mu[j]
+            upr = 0.0
+            for i in range(1, n_srv):
+                q = _dedicated_share(mode, mask, p, s, i)
+                if x[i] < L:
+                    upr += eta[i - 1] * q
+                if x[0] < L:
+                    upr += eta[i - 1] * (1.0 - q)
+            mass[tot] += w
+            up_c[tot] += w * upr
+            down_c[tot] += w * dn
+            _advance(x, L)
+        for k in range(m):
+            if mass[k] > 0.0:
+                up_c[k] /= mass[k]
+                down_c[k] /= mass[k]
+        nu = _birth_death_law(up_c, down_c)
+        x[:] = 0
+        for s in range(size):
+            tot = 0
+            for j in range(n_srv):
+                tot += x[j]
+            if mass[tot] > 0.0:
+                pi[s] *= nu[tot] / mass[tot]
+            _advance(x, L)
+        total = pi.sum()
+        for s in range(size):
+            pi[s] /= total
+        if sweep % check_every == 0 or sweep == max_sweeps:
+            res = 0.0
+            x[:] = 0
+            for s in range(size):
+                q = _out_rate(x, s, L, eta, mu, mode, mask, p)
+                r = abs(_inflow(pi, x, s, st, L, eta, mu, mode, mask, p) - pi[s] * q)
+                if r > res:
+                    res = r
+                _advance(x, L)
+            if res <= rtol * qmax:
+                return sweep, res
+    return max_sweeps, res
