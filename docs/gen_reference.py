@@ -57,7 +57,7 @@ SHARED = (
     "signals",
 )
 #: The width the command's help is formatted to (argparse reads it from ``COLUMNS``).
-HELP_WIDTH = 100
+HELP_WIDTH = 80
 
 
 # -- the command line -------------------------------------------------------------------------

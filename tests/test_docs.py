@@ -110,8 +110,13 @@ def test_the_api_reference_renders_every_public_name(site):
 
 @needs_docs
 def test_the_math_is_handed_to_mathjax(site):
-    page = (site / "multiskill" / "index.html").read_text()
-    assert 'class="arithmatex"' in page  # $...$ handed to MathJax, not mangled by Markdown
+    for name in ("multiskill", "deadlines", "serverpools"):
+        page = (site / name / "index.html").read_text()
+        assert 'class="arithmatex"' in page  # $...$ handed to MathJax, not mangled by Markdown
+        # every ```math block of the document is displayed math, none a code block
+        blocks = (DOCS / f"{name}.md").read_text().count("```math")
+        assert page.count('<pre class="arithmatex">') == blocks, name
+        assert "language-math" not in page
     assert (site / "javascripts" / "mathjax.js").is_file()
 
 
@@ -195,6 +200,18 @@ def test_markdown_docstrings_fence_doctests_and_read_roles():
     # inside a fence nothing changes
     fenced = "```python\n>>> x\n:func:`y`\n```"
     assert ext.markdown_docstring(fenced) == fenced
+
+
+def test_links_out_of_the_docs_folder_go_to_the_sites_copies():
+    import doctest
+
+    hooks = _load("reference_hook", DOCS / "hooks" / "reference.py")
+    assert doctest.testmod(hooks).failed == 0
+    assert hooks.outside_target("multiskill.md", "../figures/multiskill_fig8.png") == (
+        "figures/multiskill_fig8.png"
+    )
+    assert hooks.outside_target("multiskill.md", "../src/queue_routing/io.py") is None
+    assert hooks.outside_target("multiskill.md", "https://doi.org/10.1/x") is None
 
 
 # -- the tutorial ----------------------------------------------------------------------------
