@@ -69,6 +69,7 @@ from numba import njit
 
 from .. import stats
 from ..checks import nonnegative_int, replication_count, show, time_length
+from ..progress import observe
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import Replicated, t_half_width
@@ -180,8 +181,11 @@ def _kernel(
     t_end,
     states,
     max_jobs,
+    clock,
 ):  # pragma: no cover - compiled
     """One replication; returns ``(counts, per-cluster admitted, per-cluster misses, sums)``.
+    ``clock[0]`` receives the simulated time reached every 2^16 events (read by
+    :func:`queue_routing.progress.observe` while the kernel runs; nothing else reads it).
 
     ``counts = [arrivals, rejections, admissions, misses, events, status, table_bound]``
     (arrivals in the measurement window ``[t_warm, t_end)`` except ``events``, which counts
@@ -241,6 +245,8 @@ def _kernel(
             u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         events += 1
+        if (events & 0xFFFF) < 2:  # events grows by 1 or 2 per arrival: once per 2^16
+            clock[0] = t
         if counted:
             arrivals += 1
         # -- decision
@@ -624,10 +630,11 @@ def _replications(
     kernel_wall = 0.0
     for row, r in enumerate(indices):
         t1 = time.perf_counter()
-        counts, a_k, m_k, sums = _kernel(
-            lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
-            w, w + h, replication_states(seed, keys, r), MAX_JOBS_IN_CLUSTER,
-        )  # fmt: skip
+        with observe(progress, w + h) as clock:
+            counts, a_k, m_k, sums = _kernel(
+                lam, m, mu, kind, p1, p2, on_wait, rcost, mode, table, xlen, split_cum,
+                w, w + h, replication_states(seed, keys, r), MAX_JOBS_IN_CLUSTER, clock,
+            )  # fmt: skip
         kernel_wall += time.perf_counter() - t1
         if counts[5]:
             raise ValueError(

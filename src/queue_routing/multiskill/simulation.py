@@ -51,6 +51,7 @@ from numba import njit
 
 from ..errors import AccuracyError, ArgumentError
 from ..paired import on_table_bound_choice
+from ..progress import observe
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..user_policy import DEFAULT_TABLE_SIZE, policy_name
@@ -133,7 +134,7 @@ CONTROL_BLOCKS = (
 @njit(cache=True, nogil=True)  # nogil: SIGINT/SIGTERM can end a long run (signals.py)
 def _simulate_kernel(
     n_classes, threshold, alias, modes, probs, weights, widths, n_warm, n_steps, states,
-    start_loads,
+    start_loads, clock=None,
 ):  # pragma: no cover - compiled  # fmt: skip
     """One replication of the uniformised chain under P policies in lockstep; returns
     ``(mean jobs (P, C + 1), events (P,), bound (P,), sums (P, 7 C + 4))``, ``sums`` the raw
@@ -192,6 +193,9 @@ def _simulate_kernel(
     bound = np.zeros(n_policies, dtype=np.int64)
     total = n_warm + n_steps
     for step in range(total):
+        if clock is not None:  # the step reached, for progress.observe (read by nothing else)
+            if (step & 0xFFFF) == 0:
+                clock[0] = step
         if step == n_warm:
             area[:] = 0.0
             last[:] = step
@@ -316,10 +320,11 @@ def run_policies(
     bound = np.empty((len(policies), len(indices)), dtype=np.int64)
     sums = np.empty((len(policies), len(indices), 7 * instance.n_classes + 4))
     for row, r in enumerate(indices):
-        means[:, row], events[:, row], bound[:, row], sums[:, row] = _simulate_kernel(
-            instance.n_classes, threshold, alias, modes, probs, weights, widths, n_warm,
-            n_steps, replication_states(spec.seed, spec.keys, r), start_loads,
-        )  # fmt: skip
+        with observe(progress, n_warm + n_steps, units=len(policies)) as clock:
+            means[:, row], events[:, row], bound[:, row], sums[:, row] = _simulate_kernel(
+                instance.n_classes, threshold, alias, modes, probs, weights, widths, n_warm,
+                n_steps, replication_states(spec.seed, spec.keys, r), start_loads, clock,
+            )  # fmt: skip
         if progress is not None:
             for _ in policies:
                 progress()

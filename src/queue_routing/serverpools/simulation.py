@@ -69,6 +69,7 @@ from numba import njit
 
 from ..checks import integer, nonnegative_int, positive, time_length
 from ..errors import ArgumentError
+from ..progress import observe
 from ..rng import next_uniform
 from ..seeding import stream_states
 from .model import SPPSolution
@@ -184,7 +185,8 @@ def _kernel(states, network, z, q, qe, run, out):  # pragma: no cover - compiled
     """
     lam_r, n_servers, ei, ej, mu, class_ptr, class_edges, pool_ptr, pool_edges, route = network
     target, inv_sqrt_r, t_end, record_every, warmup, check, policy = run
-    out_dev, acc_mean, acc_outer, acc_norm, acc_batch, counters, arrivals, departures = out
+    out_dev, acc_mean, acc_outer, acc_norm, acc_batch, counters, arrivals, departures = out[:8]
+    reached = out[8]  # the time reached, every 2^16 events (progress.observe reads it)
     clock = states[0].copy()
     pick = states[1].copy()
     tie = states[2].copy()
@@ -260,6 +262,8 @@ def _kernel(states, network, z, q, qe, run, out):  # pragma: no cover - compiled
             break
         t = t_new
         events += 1
+        if (events & 0xFFFF) == 0:
+            reached[0] = t
         u = next_uniform(pick) * total_rate
         if policy != _LQFS_LB and u < arr_rate:
             # -- arrival under LAP (first pool of S(i) in priority order with an idle server)
@@ -519,7 +523,8 @@ class _Outputs(NamedTuple):
     window of the deviation ``(I,)``, of its outer product ``(I, I)``, of its norm and
     squared norm ``(2,)`` and of its norm per batch ``(B,)``; the ``counters`` ``(5,)`` (slots
     ``_EVENTS, _VIOLATIONS, _FIRST_BAD, _TIES, _QUEUED``); the arrivals and departures per
-    class ``(I,)``."""
+    class ``(I,)``; ``reached`` ``(1,)``, the simulated time reached, stored every 2^16
+    events for :func:`queue_routing.progress.observe` (read by nothing else)."""
 
     deviation: np.ndarray
     mean: np.ndarray
@@ -529,6 +534,7 @@ class _Outputs(NamedTuple):
     counters: np.ndarray
     arrivals: np.ndarray
     departures: np.ndarray
+    reached: np.ndarray
 
 
 def _outputs(n_rec: int, n_i: int, batches: int) -> _Outputs:
@@ -545,6 +551,7 @@ def _outputs(n_rec: int, n_i: int, batches: int) -> _Outputs:
         counters=counters,
         arrivals=np.zeros(n_i, dtype=np.int64),
         departures=np.zeros(n_i, dtype=np.int64),
+        reached=np.zeros(1),
     )
 
 
@@ -772,6 +779,7 @@ def simulate(
     batches: int = 0,
     policy: str = "lqfs-lb",
     root_pool: int | None = None,
+    progress: Any = None,
 ) -> SimulationRun:
     """Simulate the r-th system under ``policy`` on [0, warmup + horizon] (module docstring).
 
@@ -813,6 +821,10 @@ def simulate(
         draw their holding times and events from the same ``clock`` and ``events`` streams
         (common random numbers); LAP draws nothing else, static routing its routing and
         service-order choices from ``ties``.
+    progress:
+        A :class:`~queue_routing.progress.Progress` whose unit under way is this run: it
+        reports the fraction of ``[0, t_end]`` simulated while the kernel runs
+        (:func:`~queue_routing.progress.observe`); it is not advanced here. ``None``: silent.
 
     Examples
     --------
@@ -880,7 +892,8 @@ def simulate(
     run = (target, 1.0 / np.sqrt(r), t_end, record_every, warmup, bool(check))
     run = (*run, POLICIES.index(policy))
     start = time.perf_counter()
-    _kernel(states, network, z, q, qe, run, out)
+    with observe(progress, t_end) as reached:
+        _kernel(states, network, z, q, qe, run, out._replace(reached=reached))
     wall = time.perf_counter() - start
     span = t_end - warmup
     mean = out.mean / span
