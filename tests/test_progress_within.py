@@ -171,3 +171,15 @@ def test_terminal_line_shows_the_fraction(stream, tmp_path):
     p = Progress(2, "bs", stream=out)
     p.within(0.37)
     assert (", 37%, " in out.text) is (stream == "tty")
+
+
+def test_part_a_general_kernel_stores_its_time(monkeypatch):
+    from queue_routing.multiskill import general
+
+    kept = _kept_clocks(monkeypatch, general)
+    inst = AInstance.from_dict(TABLE1)
+    run = {"horizon": 1000.0, "replications": 2, "seed": 5, "job_sizes": "lognormal:4"}
+    quiet = a_simulate(inst, "jsq", **run)
+    watched = a_simulate(inst, "jsq", progress=Progress(2, "jsq", within_every=0.001), **run)
+    assert json.dumps(quiet.to_dict()) == json.dumps(watched.to_dict())
+    assert len(kept) == 4 and all(0.0 < c[0] <= quiet.horizon + quiet.warmup for c in kept)

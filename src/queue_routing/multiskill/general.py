@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ..progress import observe
 from ..rng import next_uniform
 from ..seeding import stream_states
 from ..stats import t_half_width
@@ -133,7 +134,7 @@ def _tree_update(tree, dep, leaves, j):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _general_kernel(
     n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob, weight,
-    t_warm, t_end, states, start_loads,
+    t_warm, t_end, states, start_loads, clock=None,
 ):  # fmt: skip  # pragma: no cover - compiled
     """One replication; returns ``(mean jobs (C + 1,), events, response sums (C + 1,),
     departures (C + 1,), bound)``.
@@ -260,6 +261,9 @@ def _general_kernel(
                 dep[j] = t + max(tags[j, 0] - vt[j], 0.0) * (xj - 1) / mu[j]
         _tree_update(tree, dep, leaves, j)
         events += 1
+        if clock is not None:  # the time reached, for progress.observe (read by nothing else)
+            if (events & 0xFFFF) == 0:
+                clock[0] = t
     means = np.empty(m)
     span = t_end - t_warm
     for j in range(m):
@@ -318,11 +322,12 @@ def run_general(
     done = np.empty((len(indices), width), dtype=np.int64)
     events, bound = [], []
     for row, r in enumerate(indices):
-        means[row], ev, resp[row], done[row], beyond = _general_kernel(
-            instance.n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob,
-            weight, spec.warmup, spec.warmup + spec.horizon,
-            general_replication_states(spec.seed, spec.keys, r), start_loads,
-        )  # fmt: skip
+        with observe(progress, spec.warmup + spec.horizon) as clock:
+            means[row], ev, resp[row], done[row], beyond = _general_kernel(
+                instance.n_classes, mu, threshold, alias, total_eta, kind, params, mode, prob,
+                weight, spec.warmup, spec.warmup + spec.horizon,
+                general_replication_states(spec.seed, spec.keys, r), start_loads, clock,
+            )  # fmt: skip
         events.append(int(ev))
         bound.append(int(beyond))
         if progress is not None:
