@@ -91,12 +91,13 @@ def compare_policies(
     ``R - 1 - q`` degrees of freedom) on ``q = 3`` controls of known mean 0
     (:data:`CONTROLS`): the policy's own ``martingale``, the ``initial_state`` and the
     simulated Bernoulli cost minus ``B`` (``docs/multiskill.md#control-variates-with-known-means``).
-    Differences between policies use the same estimator on ``y_a - y_b`` with both policies'
-    martingales (``q = 4``). With fewer than :data:`MIN_REPLICATIONS` replications, or
-    job sizes that are not exponential (no uniformised kernel, no martingale), the Bernoulli
-    cost is the only control (:func:`~queue_routing.paired.control_variate_estimate`, ``R -
-    2`` degrees of freedom). The best is declared only where Holm-separated from every other
-    policy (:func:`~queue_routing.paired.select_best`). Details and the reasons:
+    Differences between policies use the same estimator on ``y_a - y_b`` with the difference
+    of the two policies' martingales in place of one (``q = 3``). With fewer than
+    :data:`MIN_REPLICATIONS` replications, or job sizes that are not exponential (no
+    uniformised kernel, no martingale), the Bernoulli cost is the only control
+    (:func:`~queue_routing.paired.control_variate_estimate`, ``R - 2`` degrees of freedom).
+    The best is declared only where Holm-separated from every other policy
+    (:func:`~queue_routing.paired.select_best`). Details and the reasons:
     ``docs/multiskill.md#paired-policy-comparisons``.
 
     Parameters
@@ -329,11 +330,12 @@ def bernoulli_ratio(
 
 #: The controls of a comparison's ratios and differences, in the order of the regression
 #: (``docs/multiskill.md#control-variates-with-known-means``): the policy's own
-#: ``martingale`` (each policy of a difference its own), the ``initial_state`` and the
-#: simulated ``bernoulli_cost``; all of mean 0 (the Bernoulli cost minus ``B``).
+#: ``martingale`` (a difference ``a - b``: ``martingale_a - martingale_b``), the
+#: ``initial_state`` and the simulated ``bernoulli_cost``; all of mean 0 (the Bernoulli cost
+#: minus ``B``).
 CONTROLS = ("martingale", "initial_state", "bernoulli_cost")
-#: Fewest replications for which a comparison uses :data:`CONTROLS` (a difference regresses
-#: on four controls: ``R - 5 >= 3`` degrees of freedom); fewer use the Bernoulli cost alone.
+#: Fewest replications for which a comparison uses :data:`CONTROLS` (three controls:
+#: ``R - 4 >= 4`` degrees of freedom); fewer use the Bernoulli cost alone.
 MIN_REPLICATIONS = 8
 
 
@@ -425,7 +427,7 @@ def _controlled(samples, policies, exact, martingales, initial_state):
         ratios[p] = theta.divided_by(exact)
     differences = {
         (x, y): regression_estimate(
-            samples[x] - samples[y], np.column_stack([mart[x], mart[y], shared])
+            samples[x] - samples[y], np.column_stack([mart[x] - mart[y], shared])
         )
         for x, y in combinations(policies, 2)
     }
