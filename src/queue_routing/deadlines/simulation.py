@@ -181,10 +181,10 @@ def _kernel(
     t_end,
     states,
     max_jobs,
-    clock,
+    clock=None,
 ):  # pragma: no cover - compiled
     """One replication; returns ``(counts, per-cluster admitted, per-cluster misses, sums)``.
-    ``clock[0]`` receives the simulated time reached every 2^16 events (read by
+    ``clock[0]`` (if given) receives the simulated time reached every 2^16 events (read by
     :func:`queue_routing.progress.observe` while the kernel runs; nothing else reads it).
 
     ``counts = [arrivals, rejections, admissions, misses, events, status, table_bound]``
@@ -245,8 +245,9 @@ def _kernel(
             u_deadline = next_uniform(s_deadlines)
         counted = t >= t_warm
         events += 1
-        if (events & 0xFFFF) < 2:  # events grows by 1 or 2 per arrival: once per 2^16
-            clock[0] = t
+        if clock is not None:
+            if (events & 0xFFFF) < 2:  # events grows by 1 or 2 per arrival: once per 2^16
+                clock[0] = t
         if counted:
             arrivals += 1
         # -- decision
