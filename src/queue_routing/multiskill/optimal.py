@@ -59,6 +59,7 @@ from .optimal_kernels import (
     improve_mask,
     index_mask,
     poisson_two_level,
+    poisson_two_level_2,
     relative_value_iteration,
     relative_value_iteration_2,
     relative_value_iteration_3,
@@ -131,9 +132,11 @@ GS_RESIDUAL_FACTOR = 1e-5
 GS_RTOL_RANGE = (1e-13, 1e-9)
 #: Solvers of the chain: ``"value"`` (relative value iteration for the optimum and for PI's
 #: relative values), ``"policy"`` (policy iteration with policy evaluation by the two-level
-#: solve of the Poisson equation, :mod:`.optimal_kernels`), ``"auto"`` (``"value"``: with the
-#: written-out loops of its kernels value iteration was as fast as policy iteration at every
-#: load measured, e.g. table1-2 at load 0.9, L = 35: 4.0 s against 3.6 s).
+#: solve of the Poisson equation, :mod:`.optimal_kernels`), ``"auto"`` (``"value"``: policy
+#: iteration won only at low levels, e.g. table1-2 at load 0.9, L = 35: 2.3 s against 3.9 s,
+#: and lost at high ones: the optimum of table1-2 at load 0.8, certified at L = 80, 94 s
+#: against 18 s, its two-level iterations growing with the level almost as value iteration's
+#: steps do).
 METHODS = ("auto", "value", "policy")
 #: Total load ``sum eta / sum mu`` above which a stationary law is solved by Gauss-Seidel with
 #: aggregation-disaggregation on the total count (always with ``method="policy"``): plain
@@ -330,7 +333,8 @@ def _poisson(
     eta, mu, cost, _ = _rates(instance)
     if math.isnan(g):
         g = float(np.dot(cost, arrival_rates(instance) / (instance.mu - arrival_rates(instance))))
-    it, g, lower, upper, ok = poisson_two_level(
+    kernel = poisson_two_level_2 if instance.n_classes == 2 else poisson_two_level
+    it, g, lower, upper, ok = kernel(
         h, L, eta, mu, cost, mode, mask, p, g, SOR_OMEGA, rtol, max_iter
     )
     return int(it), float(g), float(lower), float(upper), bool(ok)

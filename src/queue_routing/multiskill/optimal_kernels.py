@@ -32,6 +32,7 @@ __all__ = [
     "improve_mask",
     "index_mask",
     "poisson_two_level",
+    "poisson_two_level_2",
     "relative_value_iteration",
     "relative_value_iteration_2",
     "relative_value_iteration_3",
@@ -819,3 +820,137 @@ def stationary_two_level(
             if res <= rtol * qmax:
                 return sweep, res
     return max_sweeps, res
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _flow_2(h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p):  # pragma: no cover
+    """:func:`_rates_and_flow` for two classes, the counts ``(a, b, c)`` given."""
+    flow = 0.0
+    down = 0.0
+    if a > 0:
+        flow += mu0 * h[s - s0]
+        down += mu0
+    if b > 0:
+        flow += mu1 * h[s - s1]
+        down += mu1
+    if c > 0:
+        flow += mu2 * h[s - 1]
+        down += mu2
+    up = 0.0
+    q1 = _dedicated_share(mode, mask, p, s, 1)
+    q2 = _dedicated_share(mode, mask, p, s, 2)
+    if b < L:
+        flow += eta1 * q1 * h[s + s1]
+        up += eta1 * q1
+    if c < L:
+        flow += eta2 * q2 * h[s + 1]
+        up += eta2 * q2
+    if a < L:
+        r = eta1 * (1.0 - q1) + eta2 * (1.0 - q2)
+        flow += r * h[s + s0]
+        up += r
+    return flow, up, down
+
+
+@njit(cache=True, nogil=True)
+def poisson_two_level_2(
+    h, L, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
+):  # pragma: no cover - compiled
+    """:func:`poisson_two_level` for two classes (three servers), the loops over the counts
+    written out (four passes over the grid an iteration: the two sweeps, the residual with
+    the aggregates, the correction with the shift ``h(0) = 0``)."""
+    n = L + 1
+    s0 = n * n
+    s1 = n
+    eta1, eta2 = eta[0], eta[1]
+    mu0, mu1, mu2 = mu[0], mu[1], mu[2]
+    c0, c1, c2 = cost[0], cost[1], cost[2]
+    m = 3 * L + 1
+    up_c = np.empty(m)
+    down_c = np.empty(m)
+    res_c = np.empty(m)
+    cnt = np.empty(m)
+    e = np.empty(m)
+    dk = np.empty(m)
+    lower = np.nan
+    upper = np.nan
+    for it in range(1, max_iter + 1):
+        for a in range(n):
+            for b in range(n):
+                base = (a * n + b) * n
+                hold = c0 * a + c1 * b
+                for c in range(n):
+                    s = base + c
+                    flow, up, down = _flow_2(
+                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                    )
+                    h[s] += omega * ((hold + c2 * c - g + flow) / (up + down) - h[s])
+        for a in range(L, -1, -1):
+            for b in range(L, -1, -1):
+                base = (a * n + b) * n
+                hold = c0 * a + c1 * b
+                for c in range(L, -1, -1):
+                    s = base + c
+                    flow, up, down = _flow_2(
+                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                    )
+                    h[s] += omega * ((hold + c2 * c - g + flow) / (up + down) - h[s])
+        up_c[:] = 0.0
+        down_c[:] = 0.0
+        res_c[:] = 0.0
+        cnt[:] = 0.0
+        lo = np.inf
+        hi = -np.inf
+        for a in range(n):
+            for b in range(n):
+                base = (a * n + b) * n
+                hold = c0 * a + c1 * b
+                for c in range(n):
+                    s = base + c
+                    flow, up, down = _flow_2(
+                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                    )
+                    v = hold + c2 * c + flow - (up + down) * h[s]
+                    if v < lo:
+                        lo = v
+                    if v > hi:
+                        hi = v
+                    tot = a + b + c
+                    res_c[tot] += v - g
+                    up_c[tot] += up
+                    down_c[tot] += down
+                    cnt[tot] += 1.0
+        lower = lo
+        upper = hi
+        ref = h[0]
+        if upper - lower <= rtol * 0.5 * abs(upper + lower):
+            for s in range(h.size):
+                h[s] -= ref
+            return it, 0.5 * (lower + upper), lower, upper, True
+        nu = _birth_death_law(up_c, down_c)
+        num = 0.0
+        den = 0.0
+        for k in range(m):
+            num += nu[k] * res_c[k]
+            den += nu[k] * cnt[k]
+        dg = num / den
+        d_next = 0.0
+        dk[m - 1] = 0.0
+        for k in range(m - 1, 0, -1):
+            b_k = dg * cnt[k] - res_c[k]
+            d_prev = (up_c[k] * d_next - b_k) / down_c[k]
+            dk[k - 1] = d_prev
+            d_next = d_prev
+        e[0] = -ref
+        for k in range(m - 1):
+            e[k + 1] = e[k] + dk[k]
+        g += dg
+        for a in range(n):
+            for b in range(n):
+                base = (a * n + b) * n
+                for c in range(n):
+                    h[base + c] += e[a + b + c]
+    ref = h[0]
+    for s in range(h.size):
+        h[s] -= ref
+    return max_iter, 0.5 * (lower + upper), lower, upper, False
