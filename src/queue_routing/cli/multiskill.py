@@ -168,8 +168,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cp = options.command(
         subparsers,
         "compare-policies",
-        "paired comparison of routing policies (common random numbers, Bernoulli control "
-        "variate): cost, ratio to the exact optimal Bernoulli cost, ranking, best",
+        "paired comparison of routing policies (common random numbers, control variates of "
+        "known mean): cost, ratio to the exact optimal Bernoulli cost, ranking, best",
         INSTANCE,
     )
     options.add_policies(cp, POLICY_DESCRIPTIONS)
