@@ -28,6 +28,7 @@ from queue_routing.multiskill import simulation as a_simulation
 from queue_routing.progress import Progress, observe
 from queue_routing.serverpools import ServerPoolSystem, solve_spp
 from queue_routing.serverpools import simulation as c_simulation
+from queue_routing.serverpools import time_average as c_time_average
 
 
 class Recording(Progress):
@@ -183,3 +184,17 @@ def test_part_a_general_kernel_stores_its_time(monkeypatch):
     watched = a_simulate(inst, "jsq", progress=Progress(2, "jsq", within_every=0.001), **run)
     assert json.dumps(quiet.to_dict()) == json.dumps(watched.to_dict())
     assert len(kept) == 4 and all(0.0 < c[0] <= quiet.horizon + quiet.warmup for c in kept)
+
+
+def test_part_c_time_average_reports_each_replication_and_its_fractions():
+    """Part C's CLI entry point (``time_average``) hands its progress to the kernel: one
+    unit per replication, and whatever fractions the observer saw lie in [0, 1]; the estimate
+    is the one computed without a progress (same streams)."""
+    system = ServerPoolSystem([1.2], [3.0], [[0.8]])
+    progress = Recording(3, "c", logger=logging.getLogger("c"), within_every=1e-3)
+    with_progress = c_time_average(system, 200, horizon=50.0, replications=3, seed=4,
+                                   progress=progress)  # fmt: skip
+    silent = c_time_average(system, 200, horizon=50.0, replications=3, seed=4)
+    assert progress.done == 3
+    assert all(0.0 <= f <= 1.0 for f in progress.fractions)
+    assert json.dumps(with_progress.to_dict()) == json.dumps(silent.to_dict())

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from . import options
-from .common import read_json
+from .common import read_json, terminal_progress
 
 HELP = "Part C: large flexible server pools (LQFS-LB)"
 INSTANCE = 'JSON file {"arrival_rates", "pool_sizes", "activities": [{"class", "pool", "rate"}]}'
@@ -38,6 +38,7 @@ def _simulate(args: argparse.Namespace) -> dict[str, Any]:
         replications=args.replications,
         seed=args.seed,
         keys=("cli",),
+        progress=terminal_progress(args.replications, f"simulating r={args.scale:g}"),
     ).to_dict()
 
 

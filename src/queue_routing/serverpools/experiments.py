@@ -626,6 +626,7 @@ def stochastic_runs(
             seed=seed,
             keys=(STOCHASTIC_KEY, example, int(r), rep),
             batches=int(batches),
+            progress=progress,
         )
         progress.advance(
             extra=f"{run.events} events in {run.wall_seconds:.2f} s, "
@@ -857,6 +858,7 @@ def fluid_limit_runs(
             keys=(FLUID_LIMIT_KEY, example, int(r), rep),
             initial_psi=psi0,
             initial_queues=queues0,
+            progress=progress,
         )
         if run.times.size != points:
             raise RuntimeError(f"recording grid has {run.times.size} points, expected {points}")
@@ -971,6 +973,7 @@ def covariance_replications(
             record_every=max((warmup + horizon) / 100.0, 1e-3),
             seed=seed,
             keys=(COVARIANCE_KEY, example, int(r), rep),
+            progress=progress,
         )
         progress.advance(extra=f"{run.events} events")
         n = run.covariance.shape[0]
@@ -1140,7 +1143,9 @@ def policy_runs(
     rows = []
     warmup = policy_warmup(solution, policy, r, margin=warmup_margin)
     centre = policy_centre(solution, policy)
-    for rep in _replication_indices(replications):
+    indices = _replication_indices(replications)
+    progress = Progress(len(indices), f"{example} {policy} r={r:g}", logger=log)
+    for rep in indices:
         run = simulate(
             solution,
             r,
@@ -1151,11 +1156,12 @@ def policy_runs(
             keys=(STOCHASTIC_KEY, example, int(r), rep),
             batches=int(batches),
             policy=policy,
+            progress=progress,
         )
-        log.info(
-            "%s %s r=%g replication %d: %d events in %.2f s, time-averaged |deviation| %.4g",
-            example, policy, r, rep, run.events, run.wall_seconds, run.mean_norm,
-        )  # fmt: skip
+        progress.advance(
+            extra=f"replication {rep}: {run.events} events in {run.wall_seconds:.2f} s, "
+            f"time-averaged |deviation| {run.mean_norm:.4g}"
+        )
         row = {
             "example": example,
             "policy": policy,

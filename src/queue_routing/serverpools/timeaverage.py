@@ -111,6 +111,7 @@ def time_average(
     batches: int = 10,
     stationarity_confidence: float = DEFAULT_STATIONARITY_CONFIDENCE,
     margin: float = DEFAULT_WARMUP_MARGIN,
+    progress: Any = None,
 ) -> TimeAverageEstimate:
     """Stationary time average of |X^r - r x*|/sqrt(r) of an underloaded system at scale r.
 
@@ -119,7 +120,9 @@ def time_average(
     ``replications`` (>= 2) independent runs, run k drawing from the streams
     ``(seed, (*keys, int(r), k))``; the window is cut into ``batches`` for the stationarity
     test at ``stationarity_confidence`` (a stationary window is flagged with probability
-    1 - stationarity_confidence). Raises :class:`~.errors.NotUnderloadedError` for rho >= 1
+    1 - stationarity_confidence). ``progress``: a callable advanced once per replication (a
+    :class:`~queue_routing.progress.Progress` also shows how far the replication under way
+    is); ``None``: silent. Raises :class:`~.errors.NotUnderloadedError` for rho >= 1
     (there is no underloaded equilibrium r x* to measure from),
     :class:`~queue_routing.errors.ArgumentError` for a bad argument (also when ``r beta_j``
     rounds to no server or the run would exceed :data:`MAX_SIMULATED_EVENTS`; ``scale`` names
@@ -191,7 +194,10 @@ def time_average(
             seed=seed,
             keys=(*keys, int(r), k),
             batches=batches,
+            progress=progress,
         )
+        if progress is not None:
+            progress()
         values.append(run.mean_norm)
         batch.append(run.batch_mean_norm)
         events += run.events
