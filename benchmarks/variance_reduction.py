@@ -18,8 +18,9 @@ lockstep, as a comparison does) and ``R`` more of PI alone on other streams, eac
                  (no Bernoulli run needed): equal simulated steps;
 ``plain-R``      ``ybar_PI / B`` over the ``R`` lockstep PI replications: the plain estimator
                  when Bernoulli routing is simulated anyway, as in a comparison;
-``comparison``   ``compare_policies``'s estimator over those ``R``: the controls
-                 ``martingale``, ``initial_state`` and the shared Bernoulli cost;
+``comparison``   ``compare_policies``'s estimator over those ``R``: its default controls
+                 (``policy_comparison.default_controls``: ``martingale``, with
+                 ``initial_state`` when the instance relaxes more slowly than the warm-up);
 ``cv-bernoulli`` the estimator before the controls of known mean: the Bernoulli cost alone.
 
 and, to show what each control buys, the regression on each single control over the ``R``
@@ -59,7 +60,7 @@ from queue_routing.deadlines.experiments import large_instance
 from queue_routing.multiskill.exact import solve_exact
 from queue_routing.multiskill.instances import random_instance, table1
 from queue_routing.multiskill.model import Instance
-from queue_routing.multiskill.policy_comparison import known_mean_controls
+from queue_routing.multiskill.policy_comparison import default_controls, known_mean_controls
 from queue_routing.multiskill.simulation import simulate, simulate_policies
 from queue_routing.paired import control_variate_estimate, regression_estimate
 
@@ -96,14 +97,14 @@ def study(inst: Instance, exact, horizon: float, reps: int, seed: int, key) -> d
         "routed": ctl_b["routed"],  # a known mean under Bernoulli's coins only
         **{k: ctl[k] for k in SINGLE if k not in ("bernoulli_cost", "routed")},
     }
+    # compare_policies's default controls (warm-up 10% of the horizon, as simulated here)
+    columns = {**ctl, "bernoulli_cost": shared}
+    comparison = np.column_stack([columns[k] for k in default_controls(inst, 0.1 * horizon, exact)])
     out = {
         "plain": y2.mean() / base,
         "controls": regression_estimate(y2, own2).estimate / base,
         "plain-R": pi.costs.mean() / base,
-        "comparison": regression_estimate(
-            pi.costs, np.column_stack([ctl["martingale"], ctl["initial_state"], shared])
-        ).estimate
-        / base,
+        "comparison": regression_estimate(pi.costs, comparison).estimate / base,
         "cv-bernoulli": control_variate_estimate(pi.costs, bern.costs, base).estimate / base,
     }
     for name, values in single.items():

@@ -269,6 +269,88 @@ def test_a_split_study_with_controls_gives_the_unsplit_tables():
     assert not np.array_equal(plain["ratio"].to_numpy(), rows["ratio"].to_numpy())
 
 
+@pytest.mark.parametrize(
+    "controls",
+    [None, ("martingale", "bernoulli_cost"), ("initial_state", "martingale", "bernoulli_cost")],
+)
+def test_a_comparison_regresses_on_the_controls_asked(controls):
+    """paired_comparison on a chosen control set: each ratio is the intercept of numpy's
+    least squares of the policy's costs on those controls (in that order) divided by B, a
+    difference on the difference of the martingales and the shared controls; the default
+    is the martingale alone; unknown or repeated names are refused."""
+    from queue_routing.multiskill.policy_comparison import paired_comparison
+
+    policies = ["bernoulli", "jsq", "pi"]
+    kw = {"horizon": 40.0, "warmup": 4.0, "seed": 5, "keys": ("cv-sets",), "start": "bernoulli"}
+    blocks = simulate_policies(C2, policies, range(9), **kw)
+    exact = solve_exact(C2)
+    b = float(exact.cost)
+    ctl = {p: known_mean_controls(C2, block, exact) for p, block in blocks.items()}
+    costs = {p: np.asarray(block.costs, dtype=float) for p, block in blocks.items()}
+    res = paired_comparison(
+        b, costs, policies, horizon=40.0, warmup=4.0, seed=5, controls=controls,
+        martingales={p: c["martingale"] for p, c in ctl.items()},
+        initial_state=ctl["bernoulli"]["initial_state"],
+    )  # fmt: skip
+    names = ("martingale",) if controls is None else controls
+    assert res.controls == names
+
+    def columns(mart):
+        shared = {
+            "initial_state": ctl["bernoulli"]["initial_state"],
+            "bernoulli_cost": costs["bernoulli"] - b,
+        }
+        return np.column_stack([mart if c == "martingale" else shared[c] for c in names])
+
+    for p in ("jsq", "pi"):
+        theta, se = _lstsq_reference(costs[p], columns(ctl[p]["martingale"]), 0.0)
+        assert res.policies[p].ratio == pytest.approx(theta / b, rel=1e-9)
+        t = t_quantile(0.975, 9 - 1 - len(names))
+        assert res.policies[p].ratio_ci95 == pytest.approx(t * se / b, rel=1e-7)
+    d = res.differences[("jsq", "pi")]
+    mart = ctl["jsq"]["martingale"] - ctl["pi"]["martingale"]
+    theta, _ = _lstsq_reference(costs["jsq"] - costs["pi"], columns(mart), 0.0)
+    assert d.estimate == pytest.approx(theta, rel=1e-9, abs=1e-12)
+    for bad in (["martingale", "martingale"], ["arrivals"], []):
+        with pytest.raises(ArgumentError, match=r"^controls"):
+            paired_comparison(
+                b, costs, policies, horizon=40.0, warmup=4.0, seed=5, controls=bad,
+                martingales={p: c["martingale"] for p, c in ctl.items()},
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize("eta", [0.5, 1.2, 1.9])
+def test_relaxation_time_is_the_slowest_queues_inverse_spectral_gap(eta):
+    """relaxation_time against the spectral gap of each server's M/M/1 queue (arrival rate
+    mu_j rho_j from the exact solution), computed as the second-smallest eigenvalue of the
+    symmetrised birth-death generator truncated far out (numpy; the gap of the truncation
+    converges to that of the infinite queue); default_controls adds the initial state exactly
+    when that time exceeds the warm-up."""
+    from queue_routing.multiskill.policy_comparison import (
+        CONTROLS,
+        SLOW_CONTROLS,
+        default_controls,
+        relaxation_time,
+    )
+
+    inst = Instance(mu=[2.0, 1.0], cost=[1.0, 2.0], eta=[eta])
+    exact = solve_exact(inst)
+    gaps = []
+    for mu, rho in zip(inst.mu, exact.loads, strict=True):
+        lam, n = mu * rho, 3000
+        if lam == 0.0:  # an idle queue: its only job-free mode decays at rate mu
+            gaps.append(mu)
+            continue
+        off = np.full(n - 1, math.sqrt(lam * mu))  # similarity transform of the tridiagonal
+        diag = -np.r_[lam, np.full(n - 2, lam + mu), mu]
+        eig = np.linalg.eigvalsh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))
+        gaps.append(-np.sort(eig)[-2])
+    tau = 1.0 / min(gaps)
+    assert relaxation_time(inst, exact) == pytest.approx(tau, rel=2e-3)
+    assert default_controls(inst, 0.9 * tau) == SLOW_CONTROLS
+    assert default_controls(inst, 1.1 * tau) == CONTROLS
+
+
 def test_ratio_intervals_are_calibrated_with_more_shorter_replications():
     """100 seeded comparisons on a C = 2 instance with R = 20 replications of 270 time units
     after 60 (the other budget shape considered in the docs): the 95% ratio intervals of JSQ
@@ -286,7 +368,7 @@ def test_ratio_intervals_are_calibrated_with_more_shorter_replications():
             C2, ["bernoulli", "jsq", "pi"], horizon=270.0, warmup=60.0, replications=20,
             seed=2022, keys=("calibration-budget", run),
         )  # fmt: skip
-        assert res.controls == ("martingale", "initial_state", "bernoulli_cost")
+        assert res.controls == ("martingale",)
         for p, value in exact.items():
             e = res.policies[p]
             ratios[p].append(e.ratio)

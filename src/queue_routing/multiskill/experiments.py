@@ -631,9 +631,10 @@ def policy_comparison_from_costs(
     any split) for these instances; each instance must have the same replications
     ``0..R-1`` for every policy simulated. The tables are those of the unsplit run, bit for
     bit (same streams, same costs, same arithmetic,
-    :func:`~.policy_comparison.paired_comparison`).
+    :func:`~.policy_comparison.paired_comparison` on the instance's
+    :func:`~.policy_comparison.default_controls`).
     """
-    from .policy_comparison import BASELINE, paired_comparison
+    from .policy_comparison import BASELINE, default_controls, paired_comparison
 
     policies = tuple(resolve_policies(policies, POLICIES))
     rows, diffs = [], []
@@ -667,6 +668,7 @@ def policy_comparison_from_costs(
             keys=(tag, inst.n_classes, index),
             martingales=martingales,
             initial_state=initial_state,
+            controls=default_controls(inst, warmup, exact),
         )
         _comparison_rows(res, inst, index, exact, extra, confidence, rows, diffs)
     return pd.DataFrame(rows), pd.DataFrame(diffs)

@@ -10,8 +10,9 @@ replication starts from the stationary law of optimal Bernoulli routing, so the 
 Bernoulli cost of a replication has the exact optimal Bernoulli cost ``B`` as its mean; ``B``
 is the baseline of the ratios. The ratios and differences are regression estimates on
 controls of known mean (:data:`CONTROLS`, :func:`known_mean_controls`,
-``docs/multiskill.md#control-variates-with-known-means``): each policy's own martingale, the
-initial state and the simulated Bernoulli cost. The result is the
+``docs/multiskill.md#control-variates-with-known-means``): by default each policy's own
+martingale, and the initial state too when the start can outlast the warm-up
+(:func:`default_controls`); the simulated Bernoulli cost on request. The result is the
 :class:`~queue_routing.paired.PolicyComparison` of both parts, with ``baseline="bernoulli"``,
 ``baseline_cost=B`` and the ``controls`` used.
 """
@@ -78,6 +79,7 @@ def compare_policies(
     job_sizes: Any = None,
     table_size: int = DEFAULT_TABLE_SIZE,
     on_table_bound: str = "raise",
+    controls: Sequence[str] | None = None,
 ) -> PolicyComparison:
     """Paired comparison of ``policies`` on ``instance`` with common random numbers.
 
@@ -88,11 +90,13 @@ def compare_policies(
     replication ``r`` of a policy and ``B`` the exact optimal Bernoulli cost, ``ratio`` is
     ``theta / B`` and its interval ``ci / B`` (``B`` has no error), ``theta`` the regression
     estimate of ``E[y]`` (:func:`~queue_routing.paired.regression_estimate`, ``t`` interval with
-    ``R - 1 - q`` degrees of freedom) on ``q = 3`` controls of known mean 0
-    (:data:`CONTROLS`): the policy's own ``martingale``, the ``initial_state`` and the
-    simulated Bernoulli cost minus ``B`` (``docs/multiskill.md#control-variates-with-known-means``).
+    ``R - 1 - q`` degrees of freedom) on the ``q`` controls of known mean 0 of ``controls``
+    (default :func:`default_controls`: the policy's own ``martingale``, with the
+    ``initial_state`` when the instance relaxes more slowly than the warm-up; any of
+    :data:`KNOWN_CONTROLS`, which adds ``bernoulli_cost``, the simulated Bernoulli cost minus
+    ``B``; ``docs/multiskill.md#control-variates-with-known-means``).
     Differences between policies use the same estimator on ``y_a - y_b`` with the difference
-    of the two policies' martingales in place of one (``q = 3``). With fewer than
+    of the two policies' martingales in place of one (the same ``q``). With fewer than
     :data:`MIN_REPLICATIONS` replications, or job sizes that are not exponential (no
     uniformised kernel, no martingale), the Bernoulli cost is the only control
     (:func:`~queue_routing.paired.control_variate_estimate`, ``R - 2`` degrees of freedom).
@@ -138,6 +142,10 @@ def compare_policies(
         default) a simulation in which an arrival found a server beyond the table raises
         :class:`~queue_routing.errors.AccuracyError`; ``"report"`` keeps it and counts those
         arrivals in :attr:`~queue_routing.paired.PolicyComparison.table_bound`.
+    controls:
+        The controls of known mean used when ``R >=`` :data:`MIN_REPLICATIONS` and the
+        sizes are exponential, in regression order: names of :data:`KNOWN_CONTROLS` (``None``:
+        :func:`default_controls` of the instance and warm-up).
 
     Returns
     -------
@@ -171,6 +179,9 @@ def compare_policies(
             f"freedom), got {replications}",
         )
     warmup = check_args(instance, horizon, warmup, replications, seed)
+    if controls is None:
+        controls = default_controls(instance, warmup)
+    controls = control_names(controls)
     law = general_law(job_sizes)
     spec = RunSpec.checked(
         horizon=horizon,
@@ -190,10 +201,10 @@ def compare_policies(
         blocks = run_policies(instance, simulated, indices, spec, progress)
         wall = time.perf_counter() - t0  # of the lockstep run of every policy
         solution = solve_exact(instance)
-        controls = {p: known_mean_controls(instance, b, solution) for p, b in blocks.items()}
+        sums = {p: known_mean_controls(instance, b, solution) for p, b in blocks.items()}
         known = {
-            "martingales": {p: c["martingale"] for p, c in controls.items()},
-            "initial_state": controls[BASELINE]["initial_state"],
+            "martingales": {p: c["martingale"] for p, c in sums.items()},
+            "initial_state": sums[BASELINE]["initial_state"],
         }
         for name, block in blocks.items():
             sims[name] = SimulationResult.of_run(block, spec, wall_seconds=wall)
@@ -216,6 +227,7 @@ def compare_policies(
         control_variate=control_variate,
         confidence=confidence,
         table_size=table_size,
+        controls=controls,
         **known,
         **simulated_run(sims, BASELINE),
     )
@@ -237,6 +249,7 @@ def paired_comparison(
     table_size: int | None = None,
     martingales: Mapping[str, Sequence[float]] | None = None,
     initial_state: Sequence[float] | None = None,
+    controls: Sequence[str] | None = None,
 ) -> PolicyComparison:
     """The statistics of :func:`compare_policies` from the replications' costs alone.
 
@@ -256,11 +269,14 @@ def paired_comparison(
 
     ``martingales`` (``{policy: one value per replication}`` for every policy and
     ``"bernoulli"``) and ``initial_state`` (one value per replication) are the controls of
-    :func:`known_mean_controls`; with both and ``R >=`` :data:`MIN_REPLICATIONS` the ratios
-    and differences are the regression estimates on :data:`CONTROLS`
-    (``docs/multiskill.md#control-variates-with-known-means``), else on the Bernoulli cost
-    alone (as when only the costs are known); the result's ``controls`` names those used.
+    :func:`known_mean_controls`; with those ``controls`` needs (names of
+    :data:`KNOWN_CONTROLS`; ``None``: :data:`CONTROLS`, the martingale alone) and ``R >=``
+    :data:`MIN_REPLICATIONS` the ratios and differences are the regression estimates on
+    ``controls`` (``docs/multiskill.md#control-variates-with-known-means``), else on the
+    Bernoulli cost alone (as when only the costs are known); the result's ``controls``
+    names those used.
     """
+    controls = control_names(controls)
     policies = tuple(resolve_policies(policies, POLICIES, load=False))
     samples, _ = paired_samples(replication_costs, (BASELINE, *policies))
     exact = float(exact_bernoulli_cost)
@@ -268,12 +284,14 @@ def paired_comparison(
     full = (
         control_variate
         and martingales is not None
-        and initial_state is not None
+        and (initial_state is not None or "initial_state" not in controls)
         and replications >= MIN_REPLICATIONS
     )
     if full:
-        ratios, differences = _controlled(samples, policies, exact, martingales, initial_state)
-        used = CONTROLS
+        ratios, differences = _controlled(
+            samples, policies, exact, controls, martingales, initial_state
+        )
+        used = controls
     else:
         control = samples[BASELINE] if control_variate else None
         ratios = {
@@ -328,15 +346,73 @@ def bernoulli_ratio(
     return theta.divided_by(exact)
 
 
-#: The controls of a comparison's ratios and differences, in the order of the regression
+#: The controls a comparison's ratios and differences can use, all of mean 0
 #: (``docs/multiskill.md#control-variates-with-known-means``): the policy's own
 #: ``martingale`` (a difference ``a - b``: ``martingale_a - martingale_b``), the
-#: ``initial_state`` and the simulated ``bernoulli_cost``; all of mean 0 (the Bernoulli cost
-#: minus ``B``).
-CONTROLS = ("martingale", "initial_state", "bernoulli_cost")
-#: Fewest replications for which a comparison uses :data:`CONTROLS` (three controls:
+#: ``initial_state`` and the simulated ``bernoulli_cost`` (minus ``B``).
+KNOWN_CONTROLS = ("martingale", "initial_state", "bernoulli_cost")
+#: The default controls of an instance that forgets its start within the warm-up: the
+#: martingale alone (:func:`default_controls`). The Bernoulli cost adds little beside it and
+#: the heavy-tailed ``initial_state`` widens intervals at ``R = 10`` where the start no
+#: longer matters (``docs/multiskill.md#control-variates-with-known-means``).
+CONTROLS = ("martingale",)
+#: The default controls of an instance whose slowest server relaxes more slowly than the
+#: warm-up (:func:`default_controls`): the start still weighs on the measured window.
+SLOW_CONTROLS = ("martingale", "initial_state")
+#: Fewest replications for which a comparison uses its controls of known mean (up to three:
 #: ``R - 4 >= 4`` degrees of freedom); fewer use the Bernoulli cost alone.
 MIN_REPLICATIONS = 8
+
+
+def relaxation_time(instance: Instance, exact: Solution | None = None) -> float:
+    """The relaxation time (time units) of the slowest server under optimal Bernoulli routing:
+    ``max_j 1 / (sqrt(mu_j) - sqrt(lambda_j))^2 = max_j 1 / (mu_j (1 - sqrt(rho_j))^2)``, the
+    inverse spectral gap of the M/M/1 queue with arrival rate ``lambda_j`` and service rate
+    ``mu_j`` (per unit time), ``rho_j`` the loads of ``exact`` (:func:`~.exact.solve_exact`,
+    computed when not given); ``docs/multiskill.md#control-variates-with-known-means``.
+
+    >>> inst = Instance(mu=[2.0, 1.0], cost=[1.0, 1.0], eta=[0.5])
+    >>> round(relaxation_time(inst), 6)  # every job to server 0: 1 / (sqrt(2) - sqrt(0.5))^2
+    2.0
+    """
+    exact = solve_exact(instance) if exact is None else exact
+    loads = np.asarray(exact.loads, dtype=float)
+    return float(np.max(1.0 / (instance.mu * (1.0 - np.sqrt(loads)) ** 2)))
+
+
+def default_controls(
+    instance: Instance, warmup: float, exact: Solution | None = None
+) -> tuple[str, ...]:
+    """The default controls of a comparison of ``instance`` after ``warmup`` time units:
+    :data:`SLOW_CONTROLS` (the martingale and the initial state) when the slowest server's
+    :func:`relaxation_time` exceeds the warm-up, so that the start still weighs on the
+    measured window, else :data:`CONTROLS` (the martingale alone). The choice depends on the
+    instance and the warm-up only, not on the simulated values, so the intervals keep their
+    level (``docs/multiskill.md#control-variates-with-known-means``).
+
+    >>> inst = Instance(mu=[2.0, 1.0], cost=[1.0, 1.0], eta=[0.5])
+    >>> default_controls(inst, 1.0), default_controls(inst, 10.0)
+    (('martingale', 'initial_state'), ('martingale',))
+    """
+    return SLOW_CONTROLS if relaxation_time(instance, exact) > warmup else CONTROLS
+
+
+def control_names(controls: Sequence[str] | None) -> tuple[str, ...]:
+    """``controls`` checked: distinct names of :data:`KNOWN_CONTROLS`, at least one
+    (``None``: :data:`CONTROLS`).
+
+    >>> control_names(["martingale", "bernoulli_cost"])
+    ('martingale', 'bernoulli_cost')
+    """
+    if controls is None:
+        return CONTROLS
+    names = (controls,) if isinstance(controls, str) else tuple(controls)
+    if not names or len(set(names)) != len(names) or not set(names) <= set(KNOWN_CONTROLS):
+        raise ArgumentError(
+            "controls",
+            f"controls must be distinct names of {KNOWN_CONTROLS}, got {list(names)}",
+        )
+    return names
 
 
 def known_mean_controls(
@@ -413,22 +489,27 @@ def _row_sums(terms: np.ndarray) -> np.ndarray:
     return np.array([math.fsum(row) for row in terms], dtype=float)
 
 
-def _controlled(samples, policies, exact, martingales, initial_state):
-    """The ratios and differences of :func:`paired_comparison` on :data:`CONTROLS`."""
-    shared = np.column_stack([np.asarray(initial_state, dtype=float), samples[BASELINE] - exact])
+def _controlled(samples, policies, exact, controls, martingales, initial_state):
+    """The ratios and differences of :func:`paired_comparison` on ``controls`` (in order)."""
     mart = {p: np.asarray(martingales[p], dtype=float) for p in (BASELINE, *policies)}
+    shared = {"bernoulli_cost": samples[BASELINE] - exact}
+    if "initial_state" in controls:
+        shared["initial_state"] = np.asarray(initial_state, dtype=float)
     replications = samples[BASELINE].size
+
+    def design(own):  # the columns of ``controls``, ``own`` the martingale column
+        return np.column_stack([own if c == "martingale" else shared[c] for c in controls])
+
     ratios = {}
     for p in policies:
         if p == BASELINE:  # its own control: exactly B
-            theta = PairedEstimate(exact, 0.0, 0.0, replications - 3, replications)
+            df = replications - 1 - len(controls)
+            theta = PairedEstimate(exact, 0.0, 0.0, df, replications)
         else:
-            theta = regression_estimate(samples[p], np.column_stack([mart[p], shared]))
+            theta = regression_estimate(samples[p], design(mart[p]))
         ratios[p] = theta.divided_by(exact)
     differences = {
-        (x, y): regression_estimate(
-            samples[x] - samples[y], np.column_stack([mart[x] - mart[y], shared])
-        )
+        (x, y): regression_estimate(samples[x] - samples[y], design(mart[x] - mart[y]))
         for x, y in combinations(policies, 2)
     }
     return ratios, differences
