@@ -139,7 +139,7 @@ def test_simulate_chunk(tmp_path):
     table = pd.DataFrame(
         [
             {"n_classes": 20, "instance": k, "policy": p, "replication": r, "cost": 1.5}
-            | {"events": 10}
+            | {"events": 10, "martingale": 0.25, "initial_state": -0.5}
             for k, p, r in rows
         ]
     )
@@ -151,8 +151,9 @@ def test_simulate_chunk(tmp_path):
 
 def test_simulate_table1_chunk_skips_the_unstable_factor(tmp_path):
     columns = ["load_factor", "n_classes", "instance", "policy", "replication", "cost", "events"]
+    columns += ["martingale", "initial_state"]  # the controls of known mean, per replication
     table = pd.DataFrame(
-        [[0.5, 5, 0, p, r, 2.0, 7] for p in ("bernoulli", "jsq") for r in (0, 1)],
+        [[0.5, 5, 0, p, r, 2.0, 7, 0.25, -0.5] for p in ("bernoulli", "jsq") for r in (0, 1)],
         columns=columns,
     )
     checks = multiskill_simulate_table1_checks(CONFIG, tmp_path / "i0-1_r0-1.csv")

@@ -53,7 +53,11 @@ CHILD = textwrap.dedent(
             return
         with atomic_path(out) as tmp:
             tmp.write_text("partial")
-            if case != "complete":
+            if case == "sigterm-before-commit":
+                # received, recorded by the handler, and no safe point before the commit
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+            elif case != "complete":
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(5)
             tmp.write_text("complete")
@@ -83,6 +87,17 @@ def leftovers(tmp_path):
 
 def test_sigterm_stops_the_job_without_output_or_temporary_file(tmp_path):
     proc, out, log = run_child(tmp_path, "sigterm")
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+    assert "terminated by SIGTERM" in log.read_text()
+
+
+def test_a_signal_received_before_the_commit_leaves_no_output(tmp_path):
+    # the output is complete, but the job was told to stop before it committed it: no output
+    # (Snakemake counts the job as failed and would delete it anyway), as when the signal
+    # lands while numba compiles on a loaded machine and the compile ends first
+    proc, out, log = run_child(tmp_path, "sigterm-before-commit")
     assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
     assert not out.exists()
     assert leftovers(tmp_path) == []

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .signals import checkpoint
+
 if TYPE_CHECKING:  # pandas is not imported at run time: the command loads this module first
     import pandas as pd
 
@@ -127,6 +129,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         tmp = _new_temporary(target, mode)
         yield Path(tmp)
+        checkpoint()  # a SIGINT/SIGTERM already received: no output (signals.py), not a late one
         os.replace(tmp, target)
     finally:
         if tmp is not None:
