@@ -13,25 +13,13 @@ import json
 
 import numpy as np
 import pytest
+from _cli_inputs import CLUSTERS, TABLE1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
 from queue_routing.cli import main
 from queue_routing.paired import PairedEstimate, PolicyComparison, pairwise_differences, select_best
-
-TABLE1 = {
-    "mu": [25, 34, 38, 39, 13, 27],
-    "cost": [5, 10, 11, 6, 86, 14],
-    "eta": [28, 33, 20, 12, 24],
-}
-CLUSTERS = {
-    "arrival_rate": 3.0,
-    "servers": [3, 2],
-    "service_rates": [1.0, 0.8],
-    "rejection_cost": 2.0,
-    "deadline": {"kind": "constant", "t": 1.5},
-}
 
 
 def _compare(capsys, tmp_path, part, instance, policies, horizon):
