@@ -12,25 +12,16 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from _cli_inputs import CLUSTERS, COMMAND
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from queue_routing.errors import ArgumentError
 from queue_routing.serverpools import ServerPoolSystem, solve_spp, time_average
 from queue_routing.serverpools.instances import EXAMPLES
-
-CLUSTERS = {
-    "arrival_rate": 3.0,
-    "servers": [3, 2],
-    "service_rates": [1.0, 0.8],
-    "rejection_cost": 2.0,
-    "deadline": {"kind": "constant", "t": 1.5},
-}
-COMMAND = [sys.executable, "-m", "queue_routing.cli"]
 
 
 @pytest.mark.parametrize("unbuffered", ["", "1"])
