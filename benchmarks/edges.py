@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/edges.py
 
-Some refusals and long index rows must cost little whatever the input (README "Limits and
+Some refusals and long index rows must cost little whatever the input (docs/limits.md, "Limits and
 error messages"): the tests check what they return or refuse, this script times them against
 the bounds they are meant to stay under (one core, compiled code already cached):
 

@@ -9,8 +9,8 @@ uniformised step of Part A's kernel, an event of its general job-size simulator,
 Part B's simulator per policy, an event of Part C's kernel, a sample of the instability
 search, the start-up of a job -- and prints it next to the constant of
 ``queue_routing.workflow.resources``, with their ratio (measured / model: the model's
-constants sit at the upper end of what was measured on the machine of the README's
-"Benchmarks" section, so the ratios should be at most about 1; the requests add the safety
+constants sit at the upper end of what was measured on the machine of
+docs/benchmarks.md, so the ratios should be at most about 1; the requests add the safety
 factor on top). The last line reads ``resources: worst measured/model ratio <r>
 (<quantity>)`` over the timings (the rows marked ``check:`` compare the model's inputs with
 the instances: at most 1 is right).

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/signals.py
 
-The command's contract (README "Limits and error messages") is that SIGINT and SIGTERM end a
+The command's contract (docs/limits.md) is that SIGINT and SIGTERM end a
 run with one line and exit status 130 / 143 within a second, whatever the moment: also while
 the main thread is inside a compiled simulation kernel, or still loading or compiling it.
 ``tests/test_cli_signals.py`` and ``tests/test_edges2_signals.py`` check the status and the

@@ -58,7 +58,7 @@ def _instance(lam, m, mu, deadline, rejection_cost=2.0) -> Instance:
     )
 
 
-#: The README's two-cluster instance (clusters.json).
+#: The two-cluster instance of docs/guide-deadlines.md (clusters.json).
 README = _instance(3.0, [3, 2], [1.0, 0.8], {"kind": "constant", "t": 1.5})
 #: Uniform deadlines on the waiting time, heavier load.
 UNIFORM = _instance(3.6, [3, 2], [1.0, 0.8], {"kind": "uniform", "low": 0.2, "high": 1.0,

@@ -2,7 +2,7 @@
 policy, loading or compiling the kernels (a cold numba cache), the kernel call, a kernel.
 
 Whatever the moment, the command ends with exactly the documented line and status 130 / 143,
-no traceback and nothing on stdout (README "Limits and error messages"). The reference is
+no traceback and nothing on stdout (docs/limits.md). The reference is
 that contract, per run, over times spread across the first seconds; ``-m slow`` runs the
 whole grid (every simulation entry point of every part, both signals, warm and cold caches).
 """

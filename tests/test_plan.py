@@ -386,7 +386,7 @@ def test_unknown_rules_are_refused_naming_the_argument():
 # -- the shipped configs -------------------------------------------------------------------------
 @pytest.mark.parametrize("overlays", [(), (SMOKE,)], ids=["default", "smoke"])
 def test_shipped_small_scales_keep_one_chunk_per_job(overlays):
-    """At the default and smoke scales every chunked rule's work fits one job (README,
+    """At the default and smoke scales every chunked rule's work fits one job (docs/running.md,
     "Scaling a study"): one chunk per size, example, scale or study."""
     config = merged_config(*overlays)
     for rule, jobs in plan.plan(config).items():

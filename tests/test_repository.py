@@ -94,6 +94,20 @@ def github_anchors(markdown):
 
 DOCS = ROOT / "docs"
 DOC_PAGES = ["README.md", "multiskill.md", "deadlines.md", "serverpools.md"]
+#: The site's other written pages (the guides, moved out of the README).
+GUIDE_PAGES = [
+    "getting-started.md",
+    "tutorial.md",
+    "guide-multiskill.md",
+    "guide-deadlines.md",
+    "guide-serverpools.md",
+    "running.md",
+    "configuration.md",
+    "your-own-policy.md",
+    "limits.md",
+    "benchmarks.md",
+    "developer-guide.md",
+]
 
 
 def test_docs_exist_and_end_with_what_is_ours():
@@ -106,8 +120,9 @@ def test_docs_exist_and_end_with_what_is_ours():
 
 
 def test_every_cited_docs_anchor_exists():
-    anchors = {name: github_anchors((DOCS / name).read_text()) for name in DOC_PAGES}
-    cited = re.compile(r"docs/(\w+\.md)#([\w-]+)")
+    pages = DOC_PAGES + GUIDE_PAGES
+    anchors = {name: github_anchors((DOCS / name).read_text()) for name in pages}
+    cited = re.compile(r"docs/([\w-]+\.md)#([\w-]+)")
     problems = []
     for path in repository_files():
         text = text_of(path)
@@ -117,8 +132,8 @@ def test_every_cited_docs_anchor_exists():
             if page not in anchors or anchor not in anchors[page]:
                 problems.append(f"{path.relative_to(ROOT)}: docs/{page}#{anchor}")
     # links inside the documentation: (page.md#anchor) and (#anchor)
-    link = re.compile(r"\]\((\w+\.md)?#([\w-]+)\)")
-    for name in DOC_PAGES:
+    link = re.compile(r"\]\(([\w-]+\.md)?#([\w-]+)\)")
+    for name in pages:
         for page, anchor in link.findall((DOCS / name).read_text()):
             target = page or name
             if target not in anchors or anchor not in anchors[target]:

@@ -1,9 +1,10 @@
-"""README numbers come from the pipeline (``figures/summary.md``,
-``queue_routing.workflow.summary``).
+"""The numbers README.md and the part guides quote come from the pipeline
+(``figures/summary.md``, ``queue_routing.workflow.summary``).
 
-README.md marks every result number of its results sections with the key of its value in the
-committed ``figures/summary.md``, which the rule ``summary`` writes from the pipeline's tables:
-``145.24838<!--A.table1.cost-->`` (HTML comments do not render on GitHub). Checked here:
+The pages of :data:`PAGES` mark every result number of their results sections with the key of
+its value in the committed ``figures/summary.md``, which the rule ``summary`` writes from the
+pipeline's tables: ``145.24838<!--A.table1.cost-->`` (HTML comments render neither on GitHub
+nor in the documentation site). Checked here:
 
 1. every marker names a key of the committed summary, and the text right before the marker is
    that key's value, character for character;
@@ -11,7 +12,7 @@ committed ``figures/summary.md``, which the rule ``summary`` writes from the pip
    outside code carries a marker (is part of a marked value) or belongs to one of the listed
    parameters of the setup (:data:`PARAMETERS`), so a new hand-typed number fails;
 3. the summary functions on small hand-made tables (expected values worked out by hand), and
-   the smoke pipeline writes ``figures/summary.md`` with every key the README uses.
+   the smoke pipeline writes ``figures/summary.md`` with every key the pages use.
 """
 
 import re
@@ -23,18 +24,25 @@ import pytest
 from _workflow import ROOT
 from queue_routing.workflow import summary
 
-README = ROOT / "README.md"
 SUMMARY = ROOT / "figures" / "summary.md"
+#: The pages that quote the pipeline's results (paths relative to the repository root).
+PAGES = [
+    "README.md",
+    "docs/guide-multiskill.md",
+    "docs/guide-deadlines.md",
+    "docs/guide-serverpools.md",
+]
 
 #: ``<!--key-->`` right after a quoted number.
 MARKER = re.compile(r"<!--([\w.]+)-->")
 
-#: The README's results sections: (first words, the text that ends the section).
+#: The results sections: (page, first words, the text that ends the section).
 RESULTS_SECTIONS = [
-    ("### Results in brief (default config)", "### The command"),  # Part A
-    ("What they show (default config", "### Deviations from the paper"),  # Part A
-    ("Results in brief (default config; base instance", "```console"),  # Part B
-    ("Results in brief (default config): the stable", "```console"),  # Part C
+    ("README.md", "## Beyond the papers", "## The library and the command"),
+    ("docs/guide-multiskill.md", "## Results in brief (default config)", "## The command"),
+    ("docs/guide-multiskill.md", "What they show (default config", "## Deviations from the paper"),
+    ("docs/guide-deadlines.md", "Results in brief (default config; base instance", "```console"),
+    ("docs/guide-serverpools.md", "Results in brief (default config): the stable", "```console"),
 ]
 
 #: Parameters of the setup quoted in the results sections: not results, so no marker.
@@ -69,8 +77,9 @@ def committed_summary():
     return values
 
 
-def readme():
-    return README.read_text(encoding="utf-8")
+def page_texts():
+    """``{page: text}`` of every page of :data:`PAGES`."""
+    return {page: (ROOT / page).read_text(encoding="utf-8") for page in PAGES}
 
 
 def _blank(match):
@@ -85,15 +94,18 @@ def mask_code(text):
     return MARKER.sub(_blank, text)
 
 
-def section_spans(text):
-    spans = []
-    for start_text, end_text in RESULTS_SECTIONS:
-        assert text.count(start_text) == 1, f"results section {start_text!r} not found once"
-        start = text.index(start_text)
-        end = text.find(end_text, start)
-        assert end > start, f"end of results section {start_text!r} ({end_text!r}) not found"
-        spans.append((start, end))
-    return spans
+def section_span(page, text, start_text, end_text):
+    """``(start, end)`` offsets of the results section of ``page`` that begins with
+    ``start_text`` and ends before ``end_text``."""
+    assert text.count(start_text) == 1, f"{page}: results section {start_text!r} not found once"
+    start = text.index(start_text)
+    end = text.find(end_text, start)
+    assert end > start, f"{page}: end of results section {start_text!r} ({end_text!r}) not found"
+    return start, end
+
+
+def section_spans(page, text):
+    return [section_span(page, text, a, b) for name, a, b in RESULTS_SECTIONS if name == page]
 
 
 def markers(text):
@@ -101,50 +113,56 @@ def markers(text):
     return [(m.group(1), m.start()) for m in MARKER.finditer(text)]
 
 
-def readme_keys():
-    return {key for key, _ in markers(readme())}
+def page_keys():
+    """Every key a page of :data:`PAGES` quotes."""
+    return {key for text in page_texts().values() for key, _ in markers(text)}
 
 
 # -- 1. markers name the committed values ----------------------------------------------------
-def test_readme_has_markers_in_every_results_section():
-    text = readme()
-    for (start, end), (name, _) in zip(section_spans(text), RESULTS_SECTIONS, strict=True):
-        assert MARKER.search(text, start, end), f"no marker in the results section {name!r}"
+def test_pages_have_markers_in_every_results_section():
+    texts = page_texts()
+    for page, start_text, end_text in RESULTS_SECTIONS:
+        start, end = section_span(page, texts[page], start_text, end_text)
+        assert MARKER.search(texts[page], start, end), f"{page}: no marker in {start_text!r}"
 
 
-def test_every_readme_marker_quotes_the_committed_value():
-    values, text = committed_summary(), readme()
+def test_every_marker_quotes_the_committed_value():
+    values = committed_summary()
     problems = []
-    for key, offset in markers(text):
-        line = text.count("\n", 0, offset) + 1
-        if key not in values:
-            problems.append(f"README.md:{line}: {key} is not a key of figures/summary.md")
-            continue
-        value, before = values[key], text[:offset]
-        start = offset - len(value)
-        if not before.endswith(value) or (start > 0 and text[start - 1] in NOT_BEFORE):
-            quoted = before[-len(value) - 8 :].split("\n")[-1]
-            problems.append(f"README.md:{line}: {key}: README has ...{quoted!r}, summary {value!r}")
+    for page, text in page_texts().items():
+        for key, offset in markers(text):
+            line = text.count("\n", 0, offset) + 1
+            if key not in values:
+                problems.append(f"{page}:{line}: {key} is not a key of figures/summary.md")
+                continue
+            value, before = values[key], text[:offset]
+            start = offset - len(value)
+            if not before.endswith(value) or (start > 0 and text[start - 1] in NOT_BEFORE):
+                quoted = before[-len(value) - 8 :].split("\n")[-1]
+                problems.append(
+                    f"{page}:{line}: {key}: the page has ...{quoted!r}, summary {value!r}"
+                )
     assert problems == [], "\n".join(problems)
 
 
 # -- 2. no hand-typed number in the results sections ---------------------------------------
 def test_every_number_in_the_results_sections_carries_a_marker():
-    values, text = committed_summary(), readme()
-    masked = mask_code(text)
-    covered = []
-    for key, offset in markers(text):
-        covered.append((offset - len(values.get(key, "")), offset))
+    values, texts = committed_summary(), page_texts()
     for phrase in PARAMETERS:
-        found = [m.start() for m in re.finditer(re.escape(phrase), text)]
-        assert found, f"parameter {phrase!r} no longer in README.md: remove it from PARAMETERS"
-        covered += [(start, start + len(phrase)) for start in found]
+        assert any(phrase in text for text in texts.values()), (
+            f"parameter {phrase!r} is on no page any more: remove it from PARAMETERS"
+        )
     unmarked = []
-    for start, end in section_spans(text):
-        for m in NUMBER.finditer(masked, start, end):
-            if not any(a <= m.start() and m.end() <= b for a, b in covered):
-                line = text.count("\n", 0, m.start()) + 1
-                unmarked.append(f"README.md:{line}: {m.group(0)!r} has no <!--key--> marker")
+    for page, text in texts.items():
+        masked = mask_code(text)
+        covered = [(offset - len(values.get(key, "")), offset) for key, offset in markers(text)]
+        for phrase in PARAMETERS:
+            covered += [(m.start(), m.end()) for m in re.finditer(re.escape(phrase), text)]
+        for start, end in section_spans(page, text):
+            for m in NUMBER.finditer(masked, start, end):
+                if not any(a <= m.start() and m.end() <= b for a, b in covered):
+                    line = text.count("\n", 0, m.start()) + 1
+                    unmarked.append(f"{page}:{line}: {m.group(0)!r} has no <!--key--> marker")
     assert unmarked == [], "\n".join(unmarked)
 
 
@@ -573,10 +591,10 @@ def test_committed_summary_is_in_render_order():
     text = SUMMARY.read_text(encoding="utf-8")
     keys = list(summary.parse_markdown(text))
     assert keys == sorted(keys)
-    assert text.startswith("# Numbers quoted in README.md\n")
+    assert text.startswith("# Numbers quoted in README.md and the part guides\n")
 
 
-# -- 3b. the smoke pipeline writes every key the README uses ------------------------------
+# -- 3b. the smoke pipeline writes every key the pages use ------------------------------
 #: Indices of a grid in a key: the size C<n>, the scale r<n>, the load factor s<x>. The smoke
 #: config runs other grids than the default one, so keys are compared with these replaced.
 GRID_INDEX = re.compile(r"(?<=\.)(?:[Cr]\d+|s\d+(?:\.\d+)?)(?=\.[A-Za-z]|$)")
@@ -596,9 +614,9 @@ def test_grid_free():
     assert grid_free("A.table1.rho.4.scientific") == "A.table1.rho.4.scientific"
 
 
-def test_smoke_run_writes_every_key_the_readme_uses(smoke_run):
+def test_smoke_run_writes_every_key_the_pages_use(smoke_run):
     path = smoke_run / "figures" / "summary.md"
     assert path.is_file(), "the pipeline did not write figures/summary.md"
     smoke = {grid_free(key) for key in summary.parse_markdown(path.read_text(encoding="utf-8"))}
-    missing = sorted({grid_free(key) for key in readme_keys()} - smoke)
-    assert missing == [], f"keys of README.md the smoke run does not write: {missing}"
+    missing = sorted({grid_free(key) for key in page_keys()} - smoke)
+    assert missing == [], f"keys quoted by {PAGES} that the smoke run does not write: {missing}"

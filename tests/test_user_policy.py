@@ -3,7 +3,7 @@
 References: the built-in policies (a user policy that re-implements one gives the same bits
 under the same seed), a pure-Python simulation of the uniformised chain written here (same
 random numbers, the routing rule and the table bound implemented again), the exact chain of
-Part B, and the command line and pipeline run on the worked example of the README.
+Part B, and the command line and pipeline run on the worked example of docs/your-own-policy.md.
 """
 
 from __future__ import annotations
@@ -653,9 +653,9 @@ def test_part_b_large_systems_carry_a_user_policy():
 
 @pytest.mark.slow
 def test_snakemake_runs_the_worked_example_on_the_smoke_config(tmp_path):
-    """The README's pipeline run: the smoke config plus the examples in the policy lists;
-    only the rules of Part A's policy comparisons and Part B's large systems, and their
-    figures (--cores 1)."""
+    """The pipeline run of docs/your-own-policy.md: the smoke config plus the examples in the
+    policy lists; only the rules of Part A's policy comparisons and Part B's large systems,
+    and their figures (--cores 1)."""
     extra = tmp_path / "user.yaml"
     smoke = yaml.safe_load(SMOKE.read_text())
     policies = [*smoke["multiskill"]["simulation"]["policies"], PI_DAMPED]

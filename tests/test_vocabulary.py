@@ -1,4 +1,5 @@
-"""One vocabulary across the three parts (README "One vocabulary across the parts").
+"""One vocabulary across the three parts (docs/developer-guide.md, "One vocabulary across the
+parts").
 
 Every simulation result is a :class:`queue_routing.stats.Replicated` whose ``ci95``,
 ``standard_error`` and ``replications`` agree with its per-replication values (recomputed here

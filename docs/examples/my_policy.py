@@ -1,4 +1,4 @@
-"""Two index policies of one's own (README, "Your own policy"; docs/README.md#your-own-policy).
+"""Two index policies of one's own (docs/your-own-policy.md; docs/README.md#your-own-policy).
 
 index(server, jobs, instance) -> float: smaller is preferred; ``jobs`` is the number of
 jobs the arriving job finds at ``server`` (not counting itself).

@@ -19,7 +19,7 @@ DL_SWEEPS = [
 DL_FIG_SWEEPS = ["distribution", "rejection_cost", "mean_deadline", "pure_routing"]
 DL_SIZES = [int(n) for n in DL["large"]["clusters"]]
 # Files of user policies (path/to/file.py:name) among the large systems' policies: inputs of
-# their simulations, so editing one reruns them (README, "Your own policy").
+# their simulations, so editing one reruns them (docs/your-own-policy.md).
 DL_POLICY_FILES = sorted(
     {p.rpartition(":")[0] for p in DL["large"]["policies"] if ":" in p}
 )

@@ -1,4 +1,4 @@
-# Jobs of the heavy rules (README, "Scaling a study"): the names the parts' rules call, glue to
+# Jobs of the heavy rules (docs/running.md, "Scaling a study"): the names the parts' rules call, glue to
 # the planning library queue_routing.workflow.plan (the chunks of each rule, each job's
 # predicted seconds and MB, tested in tests/test_plan.py) and to the requests of the cost
 # model queue_routing.workflow.resources.

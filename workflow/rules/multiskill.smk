@@ -15,7 +15,7 @@ MS_OPT_CLASSES = [c for c in (2, 3) if MS_OPT[f"c{c}_kinds"] and MS_OPT[f"c{c}_l
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
 MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
 # Files of user policies (path/to/file.py:name) in the policy list: inputs of the
-# simulations, so editing one reruns them (README, "Your own policy").
+# simulations, so editing one reruns them (docs/your-own-policy.md).
 MS_POLICY_FILES = sorted({p.rpartition(":")[0] for p in MS_SIM["policies"] if ":" in p})
 
 

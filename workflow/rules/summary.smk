@@ -43,6 +43,6 @@ rule summary:
     params:
         tail_fraction=SP["fluid"]["tail_fraction"],
     message:
-        "README numbers: every result the README quotes, from the tables of Parts A, B and C"
+        "README numbers: every result README.md and the part guides quote, from the tables of Parts A, B and C"
     script:
         "../scripts/summary.py"

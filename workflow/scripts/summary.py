@@ -1,4 +1,5 @@
-"""figures/summary.md: every number README.md quotes, from the parts' tables (thin adapter)."""
+"""figures/summary.md: every number README.md and the part guides quote, from the parts'
+tables (thin adapter)."""
 
 import pandas as pd
 

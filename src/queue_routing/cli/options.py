@@ -166,7 +166,7 @@ def policy_help(descriptions: Mapping[str, str], user: bool = False) -> str:
     if user:
         text += (
             "; path/to/file.py:name: your own index policy, the function name(server, jobs, "
-            "instance) of that file (README, 'Your own policy')"
+            "instance) of that file (docs/your-own-policy.md)"
         )
     return text
 

@@ -281,7 +281,7 @@ def large_figure(df: pd.DataFrame) -> tuple[Figure, str]:
         "family-wise level 0.05, or n.s. (not separated). Points are offset horizontally "
         "for legibility." + truncated
         + (
-            " Yours: index policies of your own (README \"Your own policy\"): "
+            " Yours: index policies of your own (docs/your-own-policy.md): "
             + "; ".join(users) + "."
             if users
             else ""

@@ -8,7 +8,7 @@ the optimal policy for every number of clusters (:func:`~.markov.optimal_policy`
 :func:`~.markov.optimal_policy_converged`: a compiled relative value iteration). What does not
 scale from two to three clusters is the sparse direct solve of the stationary law: its LU
 factors fill (``(L+1)^3`` states: 28 s at ``L = 40``, 390 s at ``L = 50`` on the machine of
-the README's "Benchmarks"). This module replaces it by numba kernels over the flat state
+the docs/benchmarks.md). This module replaces it by numba kernels over the flat state
 grid and keeps everything else (decision rules, truncation semantics, the
 :class:`~queue_routing.deadlines.markov.ChainResult`):
 

@@ -9,7 +9,8 @@ repository's ``workflow/`` do, and so do the tests and ``benchmarks/``:
 - :mod:`.resources` -- the jobs' cost model (predicted seconds and MB per rule);
 - :mod:`.scripts` -- the glue of every Snakemake script (``run_script``, ``run_figure_script``);
 - :mod:`.provenance` -- the record of a run (versions, config, commit);
-- :mod:`.summary` -- every number the README quotes, read from the pipeline's tables;
+- :mod:`.summary` -- every number the README and the part guides quote, read from the
+  pipeline's tables;
 - :mod:`.tables` -- the checked reader of intermediate tables (what the config determines;
   a file changed after the job that wrote it is refused with the command that rebuilds it).
 """

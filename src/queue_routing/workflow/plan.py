@@ -6,11 +6,11 @@ wildcard, :mod:`queue_routing.workflow.chunks`): :func:`chunk_labels` gives the 
 rule for one value of its other wildcards, :func:`plan` every chunked rule's jobs, both cut
 so that no job works beyond :func:`target_seconds`: the cluster's time limit, and on a local
 run of N cores a sixth of a core's share of the run's heavy work (:func:`total_seconds`), so
-that the run's length follows its cores (README, "Scaling a study"). Every
+that the run's length follows its cores (docs/running.md, "Scaling a study"). Every
 heavy job's predicted wall time (:func:`job_seconds`) and data (:func:`job_mb`) follow from
 its rule, its wildcards and the config through the cost model
 :mod:`queue_routing.workflow.resources`; the Snakemake rules request them through the glue
-of ``workflow/rules/jobs.smk`` (README, "Scaling a study").
+of ``workflow/rules/jobs.smk`` (docs/running.md, "Scaling a study").
 
 Wildcards are given as a mapping of their names to their values (strings, as Snakemake gives
 them, or numbers), the ``chunk`` label included where the rule has one. The covariance study
@@ -121,8 +121,8 @@ def target_seconds(config: Config, cores: int | None = None) -> float:
 
     Why a sixth: list scheduling of independent jobs ends within one job's length of the
     ideal W / N (Graham 1969; :mod:`.schedule`), so jobs of at most W / (6 N) end the run at
-    most a sixth beyond it, while the start-ups the cut adds stay few (README, "Scaling a
-    study").
+    most a sixth beyond it, while the start-ups the cut adds stay few (docs/running.md,
+    "Scaling a study").
 
     >>> target_seconds({"scaling": {"target_minutes": 10, "cores": 0}})  # on a cluster
     590.0

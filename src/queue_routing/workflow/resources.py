@@ -6,12 +6,12 @@ follow from the functions here: each turns the work a job is given -- uniformise
 events to simulate, samples to search, states of a chain -- into a predicted wall time on one
 core, with constants calibrated by ``benchmarks/resources.py`` (which prints the measured
 values next to these). The calibrated constants below were measured on the machine of the
-README's "Benchmarks" section: 2 cores shared with other work (load average about 2), Python 3.11,
+docs/benchmarks.md section: 2 cores shared with other work (load average about 2), Python 3.11,
 numpy 2.4, numba 0.68. The requests are the prediction times a **safety factor** (config
 ``scaling.safety_factor``, 2 by default: it covers the measured spread between runs on the
 shared machine, about +-30%, and a slower cluster core), times the **attempt** number, so a
 job that still runs out of time is resubmitted by Snakemake's ``retries`` with twice, then
-three times, the limit (README, "Scaling a study").
+three times, the limit (docs/running.md, "Scaling a study").
 
 Predictions are for the job's own work plus :data:`JOB_OVERHEAD_SECONDS` (start-up: the job's
 Snakemake process reads the workflow, then the script imports the library); they are

@@ -1,5 +1,5 @@
 """How long a run of the pipeline takes on N cores: the critical path of its DAG of jobs and
-the makespan of list scheduling, from each job's duration (README, "Scaling a study").
+the makespan of list scheduling, from each job's duration (docs/running.md, "Scaling a study").
 
 A run is a DAG of jobs: job ``k`` takes ``durations[k]`` seconds on one core and starts once
 every job of ``predecessors[k]`` has finished. Its **critical path** (:func:`critical_path`)

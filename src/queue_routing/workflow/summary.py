@@ -1,10 +1,11 @@
-"""The numbers README.md quotes, computed from the pipeline's tables (``figures/summary.md``).
+"""The numbers README.md and the part guides (``docs/guide-*.md``) quote, computed from the
+pipeline's tables (``figures/summary.md``).
 
 One pure function per part turns the part's key tables (pandas DataFrames, as the pipeline
-writes them) into ``key -> value``, each value a string formatted exactly as README.md
-prints it; :func:`render_markdown` writes them as one Markdown table (``key | value |
+writes them) into ``key -> value``, each value a string formatted exactly as the pages print
+it; :func:`render_markdown` writes them as one Markdown table (``key | value |
 source table``), the file ``figures/summary.md`` that the rule ``summary`` writes and the
-repository commits. README.md marks every result number it quotes with the key of its value,
+repository commits. The pages mark every result number they quote with the key of its value,
 ``145.24838<!--A.table1.cost-->`` (HTML comments do not render), and ``tests/test_summary.py``
 checks each marked number against the committed summary, so no result is typed by hand.
 
@@ -821,11 +822,12 @@ def serverpools_lap_summary(tables: Mapping[str, pd.DataFrame]) -> dict[str, str
 
 # -- the summary file ------------------------------------------------------------------------
 _HEADER = (
-    "# Numbers quoted in README.md\n"
+    "# Numbers quoted in README.md and the part guides\n"
     "\n"
     "Written by the pipeline (rule `summary`, `queue_routing.workflow.summary`) from the tables "
-    "named in the last column; each value is formatted as README.md prints it, where a marker "
-    "`<!--key-->` follows the number (checked by `tests/test_summary.py`).\n"
+    "named in the last column; each value is formatted as README.md and the part guides "
+    "(docs/guide-*.md) print it, where a marker `<!--key-->` follows the number (checked by "
+    "`tests/test_summary.py`).\n"
     "\n"
     "| key | value | source table |\n"
     "|---|---|---|\n"
