@@ -937,7 +937,7 @@ def _user_note(policies: Sequence[str]) -> str:
     if not users:
         return ""
     return (
-        ' Your policies (index functions of your own, docs/your-own-policy.md): '
+        " Your policies (index functions of your own, docs/your-own-policy.md): "
         + "; ".join(users)
         + "."
     )

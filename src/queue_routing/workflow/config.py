@@ -474,6 +474,5 @@ def _try_policy(policy: Any, part: str, config: Mapping[str, Any]) -> None:
     except Exception as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
-            f"fails on {label}: {text}; is it a policy of the other part? "
-            "(docs/your-own-policy.md)"
+            f"fails on {label}: {text}; is it a policy of the other part? (docs/your-own-policy.md)"
         ) from None
