@@ -1,6 +1,6 @@
 """Any split of the work gives byte-identical tables: the smoke run's Part A simulations and
-Part C stochastic runs split into other chunks, compared with the smoke run's own (one chunk
-per job).
+optimal-routing study and Part C stochastic runs split into other chunks, compared with the
+smoke run's own (one chunk per job).
 
 Only the chunked rules and their aggregations run here (in a fresh directory), with chunk
 sizes that cut both Part A axes (instances, replications) and Part C's replications; the
@@ -26,6 +26,10 @@ TABLES = [
     "results/serverpools/serverpools_stochastic_summary/runs.csv",
     "results/serverpools/serverpools_stochastic_summary/time_averages.csv",
     "results/serverpools/serverpools_stochastic_summary/verdicts.csv",
+    "results/multiskill/multiskill_optimal_table/rows.csv",
+    "results/multiskill/multiskill_optimal_table/gaps.csv",
+    "results/multiskill/multiskill_optimal_table/summary.csv",
+    "results/multiskill/multiskill_optimal_table/gaps.md",
 ]
 
 SPLIT = {
@@ -36,6 +40,8 @@ SPLIT = {
             "multiskill_simulate": {"instances": 0, "replications": 2},
             "multiskill_simulate_table1": {"load_factors": 1, "replications": 0},
             "serverpools_stochastic": {"replications": 1},
+            # the optimal-routing study: one case (template, load) per job
+            "multiskill_optimal": {"cases": 1},
         }
     }
 }
@@ -52,5 +58,6 @@ def test_another_split_gives_byte_identical_tables(smoke_run, tmp_path):
     )
     assert "r0-1.csv" not in theirs and ours != theirs  # the work was split otherwise
     assert {"i0-1_r0-1.csv", "i0-1_r2-2.csv", "i0-0_r0-2.csv", "r1-1_trace.csv"} <= set(ours)
+    assert {"i0-0_r0-0.csv", "i1-1_r0-0.csv"} <= set(ours)  # the optimal study, a case a job
     for rel in TABLES:
         assert (workdir / rel).read_bytes() == (smoke_run / rel).read_bytes(), rel

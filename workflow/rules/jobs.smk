@@ -80,6 +80,16 @@ def ms_table1_chunks():
     return chunks("multiskill_simulate_table1")
 
 
+def ms_optimal_chunks(n_classes):
+    return chunks("multiskill_optimal", n_classes=n_classes)
+
+
+def ms_optimal_cases(n_classes, chunk):
+    """The cases [kind, load] of the optimal-routing study's chunk ``chunk`` at C = n_classes."""
+    cases = plan.multiskill_optimal_cases(config, n_classes)
+    return [list(cases[k]) for k in parse_chunk(chunk).items]
+
+
 def dl_large_chunks(n):
     return chunks("deadlines_large", n=n)
 

@@ -600,9 +600,9 @@ rule multiskill_fig_job_sizes:
 
 rule multiskill_optimal:
     output:
-        rows="results/multiskill/multiskill_optimal/C{n_classes}.csv",
+        rows="results/multiskill/multiskill_optimal/C{n_classes}/{chunk}.csv",
     log:
-        "logs/multiskill/multiskill_optimal/C{n_classes}.log",
+        "logs/multiskill/multiskill_optimal/C{n_classes}/{chunk}.log",
     retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
@@ -610,12 +610,12 @@ rule multiskill_optimal:
     resources:
         **job_resources(predicted(plan.job_seconds, "multiskill_optimal")),
     params:
-        kinds=lambda wildcards: MS_OPT[f"c{wildcards.n_classes}_kinds"],
-        loads=lambda wildcards: MS_OPT[f"c{wildcards.n_classes}_loads"],
+        # the cases (kind, load) of the chunk only (its label gives their indices)
+        cases=lambda wildcards: ms_optimal_cases(wildcards.n_classes, wildcards.chunk),
         policies=MS_OPT["policies"],
         rtol=MS_OPT["rtol"],
     message:
-        "Part A: optimal dynamic routing and exact policy gaps, C={wildcards.n_classes} ({resources.runtime} min, {resources.mem_mb} MB)"
+        "Part A: optimal dynamic routing and exact policy gaps, C={wildcards.n_classes}, chunk {wildcards.chunk} ({resources.runtime} min, {resources.mem_mb} MB)"
     script:
         "../scripts/multiskill_optimal.py"
 
@@ -644,7 +644,11 @@ rule multiskill_optimal_switching:
 
 rule multiskill_optimal_table:
     input:
-        rows=expand(rules.multiskill_optimal.output.rows, n_classes=MS_OPT_CLASSES),
+        rows=[
+            f"results/multiskill/multiskill_optimal/C{n}/{label}.csv"
+            for n in MS_OPT_CLASSES
+            for label in ms_optimal_chunks(n)
+        ],
     output:
         rows="results/multiskill/multiskill_optimal_table/rows.csv",
         gaps=report_table(
@@ -659,13 +663,12 @@ rule multiskill_optimal_table:
     conda:
         "../envs/queue-routing.yaml"
     params:
-        # what the config determines of each input: one row per (kind, load, policy)
-        rows={
-            c: len(MS_OPT[f"c{c}_kinds"])
-            * len(MS_OPT[f"c{c}_loads"])
-            * len(MS_OPT["policies"])
-            for c in MS_OPT_CLASSES
-        },
+        # what the config determines of each input, in order: its C and its cases (kind, load)
+        chunks=[
+            {"n_classes": n, "cases": ms_optimal_cases(n, label)}
+            for n in MS_OPT_CLASSES
+            for label in ms_optimal_chunks(n)
+        ],
         policies=MS_OPT["policies"],
     message:
         "Part A: the table of exact gaps to the optimal dynamic routing"

@@ -1,5 +1,5 @@
-"""The optimal-routing study's tables: every instance's rows, the gap table (CSV and
-Markdown) and the per-policy summary (thin adapter)."""
+"""The optimal-routing study's tables: every chunk's rows in the study's order, the gap table
+(CSV and Markdown) and the per-policy summary (thin adapter)."""
 
 import pandas as pd
 
@@ -14,17 +14,21 @@ COLUMNS = ["kind", "n_classes", "load", "policy", "cost", "gap_pct", "optimal_co
 def main(snakemake):
     p = snakemake.params
     frames = []
-    for n_classes, path in zip(p.rows, snakemake.input.rows, strict=True):
-        frames.append(
-            read_table(
-                path,
-                columns=COLUMNS,
-                rows=p.rows[n_classes],
-                keys={"policy": p.policies, "n_classes": [int(n_classes)]},
-                unique=["kind", "load", "policy"],
-                no_nan=["cost", "gap_pct", "optimal_cost"],
-            )
+    for chunk, path in zip(p.chunks, snakemake.input.rows, strict=True):
+        frame = read_table(
+            path,
+            columns=COLUMNS,
+            rows=len(chunk["cases"]) * len(p.policies),
+            keys={
+                "policy": p.policies,
+                "n_classes": [int(chunk["n_classes"])],
+                "kind": sorted({kind for kind, _ in chunk["cases"]}),
+                "load": sorted({float(load) for _, load in chunk["cases"]}),
+            },
+            unique=["kind", "load", "policy"],
+            no_nan=["cost", "gap_pct", "optimal_cost"],
         )
+        frames.append(frame)
     rows = pd.concat(frames, ignore_index=True)
     write_table(rows, snakemake.output.rows)
     wide = gaps_wide(rows)

@@ -1,7 +1,7 @@
 """The pipeline's job planning: how each heavy rule's work is cut into jobs, and what each job
 is predicted to need, as pure functions of the (validated) config.
 
-Six rules split their work into chunks, one job each (:data:`CHUNKED_RULES`; the ``chunk``
+Seven rules split their work into chunks, one job each (:data:`CHUNKED_RULES`; the ``chunk``
 wildcard, :mod:`queue_routing.workflow.chunks`): :func:`chunk_labels` gives the labels of one
 rule for one value of its other wildcards, :func:`plan` every chunked rule's jobs, both cut
 so that no job works beyond :func:`target_seconds`: the cluster's time limit, and on a local
@@ -49,6 +49,7 @@ __all__ = [
     "job_mb",
     "job_seconds",
     "local_cores",
+    "multiskill_optimal_cases",
     "plan",
     "slurm_target_seconds",
     "target_seconds",
@@ -63,6 +64,7 @@ Wildcards = Mapping[str, Any]
 CHUNKED_RULES = {
     "multiskill_simulate": ("n_classes",),
     "multiskill_simulate_table1": (),
+    "multiskill_optimal": ("n_classes",),
     "deadlines_large": ("n",),
     "serverpools_stochastic": ("example", "r"),
     "serverpools_covariance": (),
@@ -160,7 +162,7 @@ def _labels(
         unit_seconds=unit_seconds,
         target_seconds=target,
         items_per_job=sizes[items_key] if items_key else 0,
-        replications_per_job=sizes[reps_key],
+        replications_per_job=sizes.get(reps_key, 0),
     )
     return [c.label() for c in chunks]
 
@@ -271,11 +273,38 @@ def _ms_job_sizes_seconds(config: Config, w: Wildcards) -> float:
     )
 
 
-def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:
-    """The optimal-routing study of one number of classes: its templates at its loads."""
+def multiskill_optimal_cases(config: Config, n_classes: Any) -> list[tuple[str, float]]:
+    """The cases ``(kind, load)`` of the optimal-routing study with ``n_classes`` classes, in
+    the study's order (every template of ``c<C>_kinds`` at every load of ``c<C>_loads``): the
+    items of the rule ``multiskill_optimal``'s chunks.
+
+    >>> opt = {"c2_kinds": ["symmetric-2", "costs-2"], "c2_loads": [0.5, 0.9]}
+    >>> multiskill_optimal_cases({"multiskill": {"optimal": opt}}, 2)
+    [('symmetric-2', 0.5), ('symmetric-2', 0.9), ('costs-2', 0.5), ('costs-2', 0.9)]
+    """
     opt = config["multiskill"]["optimal"]
-    n = int(w["n_classes"])
-    return cost.multiskill_optimal_seconds(n, opt[f"c{n}_loads"], len(opt[f"c{n}_kinds"]))
+    n = int(n_classes)
+    return [(kind, float(load)) for kind in opt[f"c{n}_kinds"] for load in opt[f"c{n}_loads"]]
+
+
+def _ms_optimal_units(config: Config, n_classes: Any) -> list[float]:
+    """Predicted time (s) of each case of the optimal-routing study with ``n_classes``."""
+    n = int(n_classes)
+    return [
+        cost.multiskill_optimal_seconds(n, [load], 1)
+        for _, load in multiskill_optimal_cases(config, n)
+    ]
+
+
+def _ms_optimal_chunks(config: Config, w: Wildcards, target: float | None) -> list[str]:
+    units = _ms_optimal_units(config, w["n_classes"])
+    return _labels(config, target, "multiskill_optimal", len(units), 1, units, "cases")
+
+
+def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:
+    """The optimal-routing study's cases of the chunk: its templates at their loads."""
+    units = _ms_optimal_units(config, w["n_classes"])
+    return sum(units[k] for k in parse_chunk(w["chunk"]).items)
 
 
 def _ms_optimal_switching_seconds(config: Config, w: Wildcards) -> float:
@@ -447,6 +476,7 @@ def _sp_fluid_limit_mb(config: Config, w: Wildcards) -> float:
 _CHUNKS: dict[str, Callable[[Config, Wildcards, float | None], list[str]]] = {
     "multiskill_simulate": _ms_simulate_chunks,
     "multiskill_simulate_table1": _ms_table1_chunks,
+    "multiskill_optimal": _ms_optimal_chunks,
     "deadlines_large": _dl_large_chunks,
     "serverpools_stochastic": _sp_stochastic_chunks,
     "serverpools_covariance": _sp_covariance_chunks,
@@ -497,12 +527,19 @@ def chunk_labels(
     return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards, target_seconds(config, cores))
 
 
+def _ms_optimal_classes(config: Config) -> list[int]:
+    """The numbers of classes of the optimal-routing study: those with templates and loads."""
+    opt = config["multiskill"]["optimal"]
+    return [n for n in (2, 3) if opt[f"c{n}_kinds"] and opt[f"c{n}_loads"]]
+
+
 def _chunked_groups(config: Config) -> dict[str, list[dict[str, str]]]:
     """Each chunked rule's values of its wildcards other than ``chunk``, in the rules' order."""
     st = config["serverpools"]["stochastic"]
     return {
         "multiskill_simulate": [{"n_classes": str(n)} for n in _ms_sizes(config)],
         "multiskill_simulate_table1": [{}],
+        "multiskill_optimal": [{"n_classes": str(n)} for n in _ms_optimal_classes(config)],
         "deadlines_large": [{"n": str(int(n))} for n in config["deadlines"]["large"]["clusters"]],
         "serverpools_stochastic": [
             {"example": example, "r": str(int(r))} for example in st["examples"] for r in st["r"]
@@ -551,11 +588,6 @@ def _unchunked_jobs(config: Config) -> dict[str, list[dict[str, str]]]:
     lists in ``workflow/rules/*.smk`` (tests/test_plan.py compares them with a dry run's)."""
     ms, sp = config["multiskill"], config["serverpools"]
     sizes = [{"n_classes": str(n)} for n in _ms_sizes(config)]
-    optimal = [
-        {"n_classes": str(n)}
-        for n in (2, 3)
-        if ms["optimal"][f"c{n}_kinds"] and ms["optimal"][f"c{n}_loads"]
-    ]
     samples = ["table1"] + (["random"] if ms["job_sizes"]["random_instances"] > 0 else [])
     two = ["arrival_rate", "rejection_cost", "mean_deadline", "distribution", "pure_routing"]
     three = ["load", "rejection_cost", "distribution", "pure_routing"]
@@ -564,7 +596,6 @@ def _unchunked_jobs(config: Config) -> dict[str, list[dict[str, str]]]:
         "multiskill_solve": sizes,
         "multiskill_compare": sizes,
         "multiskill_job_sizes": [{"sample": s} for s in samples],
-        "multiskill_optimal": optimal,
         "multiskill_optimal_switching": [{}],
         "deadlines_two_cluster": [{"sweep": s} for s in two],
         "deadlines_three_cluster": [{"tcsweep": s} for s in three],
