@@ -11,7 +11,7 @@ MS_SIM = MS["simulation"]
 MS_JS = MS["job_sizes"]
 MS_OPT = MS["optimal"]
 #: Numbers of classes of the optimal-routing study: those with templates and loads.
-MS_OPT_CLASSES = [c for c in (2, 3) if MS_OPT[f"c{c}_kinds"] and MS_OPT[f"c{c}_loads"]]
+MS_OPT_CLASSES = plan.multiskill_optimal_classes(config)
 #: Samples of the job-size study: Table 1, and the random instances unless none are asked.
 MS_JS_SAMPLES = ["table1"] + (["random"] if MS_JS["random_instances"] > 0 else [])
 # Files of user policies (path/to/file.py:name) in the policy list: inputs of the

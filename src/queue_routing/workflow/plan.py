@@ -50,6 +50,7 @@ __all__ = [
     "job_seconds",
     "local_cores",
     "multiskill_optimal_cases",
+    "multiskill_optimal_classes",
     "plan",
     "slurm_target_seconds",
     "target_seconds",
@@ -527,8 +528,13 @@ def chunk_labels(
     return _rule(rule, _CHUNKS, "a chunked rule")(config, wildcards, target_seconds(config, cores))
 
 
-def _ms_optimal_classes(config: Config) -> list[int]:
-    """The numbers of classes of the optimal-routing study: those with templates and loads."""
+def multiskill_optimal_classes(config: Config) -> list[int]:
+    """The numbers of classes of the optimal-routing study: those with templates and loads.
+
+    >>> opt = {"c2_kinds": ["symmetric-2"], "c2_loads": [0.5], "c3_kinds": [], "c3_loads": [0.5]}
+    >>> multiskill_optimal_classes({"multiskill": {"optimal": opt}})
+    [2]
+    """
     opt = config["multiskill"]["optimal"]
     return [n for n in (2, 3) if opt[f"c{n}_kinds"] and opt[f"c{n}_loads"]]
 
@@ -539,7 +545,7 @@ def _chunked_groups(config: Config) -> dict[str, list[dict[str, str]]]:
     return {
         "multiskill_simulate": [{"n_classes": str(n)} for n in _ms_sizes(config)],
         "multiskill_simulate_table1": [{}],
-        "multiskill_optimal": [{"n_classes": str(n)} for n in _ms_optimal_classes(config)],
+        "multiskill_optimal": [{"n_classes": str(n)} for n in multiskill_optimal_classes(config)],
         "deadlines_large": [{"n": str(int(n))} for n in config["deadlines"]["large"]["clusters"]],
         "serverpools_stochastic": [
             {"example": example, "r": str(int(r))} for example in st["examples"] for r in st["r"]
