@@ -85,19 +85,18 @@ def leftovers(tmp_path):
     return sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
 
 
-def test_sigterm_stops_the_job_without_output_or_temporary_file(tmp_path):
-    proc, out, log = run_child(tmp_path, "sigterm")
-    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
-    assert not out.exists()
-    assert leftovers(tmp_path) == []
-    assert "terminated by SIGTERM" in log.read_text()
-
-
-def test_a_signal_received_before_the_commit_leaves_no_output(tmp_path):
-    # the output is complete, but the job was told to stop before it committed it: no output
-    # (Snakemake counts the job as failed and would delete it anyway), as when the signal
-    # lands while numba compiles on a loaded machine and the compile ends first
-    proc, out, log = run_child(tmp_path, "sigterm-before-commit")
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "sigterm",
+        # the output is complete, but the job was told to stop before it committed it: no
+        # output (Snakemake counts the job as failed and would delete it anyway), as when the
+        # signal lands while numba compiles on a loaded machine and the compile ends first
+        "sigterm-before-commit",
+    ],
+)
+def test_sigterm_stops_the_job_without_output_or_temporary_file(tmp_path, mode):
+    proc, out, log = run_child(tmp_path, mode)
     assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
     assert not out.exists()
     assert leftovers(tmp_path) == []
