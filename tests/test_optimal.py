@@ -29,33 +29,49 @@ from queue_routing.multiskill.optimal import (
     pi2_table,
     policy_relative_values,
 )
+from queue_routing.multiskill.optimal_kernels import chain_box
 
 C2 = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
+#: The policies that see the state, and so share the optimum's chain (redirection at the
+#: faces). Optimal Bernoulli routing ignores the state and loses a job sent to a full server;
+#: it is compared with the optimum on certified costs.
+STATE_POLICIES = [p for p in CHAIN_POLICIES if p != "bernoulli"]
 
 
 # -- the optimum of a tiny chain by exhaustive search ------------------------------------------
-def _brute_force_optimum(inst: Instance, L: int) -> float:
+def _brute_force_optimum(inst: Instance, L: int, L1: int | None = None) -> float:
     """The least stationary cost over every deterministic policy of the C = 1 chain truncated
-    at ``L`` (2^((L+1)^2) policies; each a dense solve of pi Q = 0, sum pi = 1)."""
+    at ``L`` (or to the box ``x_0 <= L``, ``x_1 <= L1``), written from the chain's definition:
+    where both servers have room the policy chooses, where one is full the job goes to the
+    other, where both are it is lost. 2^(free states) policies, each a dense solve of
+    pi Q = 0, sum pi = 1."""
     eta, (mu0, mu1), (c0, c1) = inst.eta[0], inst.mu, inst.cost
-    states = [(a, b) for a in range(L + 1) for b in range(L + 1)]
+    L0, L1 = L, L if L1 is None else L1
+    states = [(a, b) for a in range(L0 + 1) for b in range(L1 + 1)]
     idx = {s: k for k, s in enumerate(states)}
     n = len(states)
     base = np.zeros((n, n))
-    arr_ded = np.zeros((n, n))  # the arrival's transition if routed to server 1
-    arr_sh = np.zeros((n, n))  # ... to server 0
+    arr_ded = np.zeros((n, n))  # the arrival's transition if the policy chooses server 1
+    arr_sh = np.zeros((n, n))  # ... server 0
+    free = np.zeros(n, dtype=bool)
     for (a, b), k in idx.items():
         if a > 0:
             base[k, idx[a - 1, b]] += mu0
         if b > 0:
             base[k, idx[a, b - 1]] += mu1
-        if b < L:
+        free[k] = a < L0 and b < L1
+        if b < L1 and a < L0:
             arr_ded[k, idx[a, b + 1]] += eta
-        if a < L:
             arr_sh[k, idx[a + 1, b]] += eta
+        elif b < L1:  # server 0 full: to server 1, whatever the choice
+            base[k, idx[a, b + 1]] += eta
+        elif a < L0:  # server 1 full: to server 0
+            base[k, idx[a + 1, b]] += eta
     cost = np.array([c0 * a + c1 * b for a, b in states])
     best = math.inf
-    choices = np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)  # 1: dedicated
+    picks = np.array(list(itertools.product((0, 1), repeat=int(free.sum()))), dtype=float)
+    choices = np.zeros((len(picks), n))
+    choices[:, free] = picks  # 1: dedicated (only the free states' choices matter)
     for chunk in np.array_split(choices, max(1, len(choices) // 4096)):
         off = (
             base[None] + chunk[:, :, None] * arr_ded[None] + (1 - chunk)[:, :, None] * arr_sh[None]
@@ -72,10 +88,19 @@ def _brute_force_optimum(inst: Instance, L: int) -> float:
 
 def test_c1_optimum_is_the_best_of_every_deterministic_policy():
     inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
-    L = 3  # 16 states, 65 536 policies
+    L = 4  # 25 states, 16 free: 65 536 policies
     opt = optimal_policy(inst, L, rtol=1e-10)
     ref = _brute_force_optimum(inst, L)
     assert opt.converged and not opt.certified
+    assert opt.lower - 1e-12 <= ref <= opt.upper + 1e-12
+    assert opt.cost == pytest.approx(ref, rel=1e-8)
+
+
+def test_c1_optimum_on_a_box_is_the_best_of_every_deterministic_policy():
+    inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
+    opt = optimal_policy(inst, (5, 3), rtol=1e-10)  # 24 states, 15 free: 32 768 policies
+    ref = _brute_force_optimum(inst, 5, 3)
+    assert opt.levels == (5, 3) and opt.relative_values.shape == (6, 4)
     assert opt.lower - 1e-12 <= ref <= opt.upper + 1e-12
     assert opt.cost == pytest.approx(ref, rel=1e-8)
 
@@ -86,11 +111,11 @@ def test_c1_optimal_table_is_a_switching_curve_inside_the_box():
     inst = Instance(mu=[1.0, 0.8], cost=[1.0, 2.5], eta=[1.2])
     opt = optimal_policy(inst, rtol=1e-7)
     d = opt.decision_table()[..., 0]
-    inner = opt.truncation // 2
+    inner0, inner1 = opt.levels[0] // 2, opt.levels[1] // 2
     thresholds = []
-    for x0 in range(inner):
-        col = d[x0, :inner]
-        k = int(np.argmin(col)) if not col.all() else inner
+    for x0 in range(inner0):
+        col = d[x0, :inner1]
+        k = int(np.argmin(col)) if not col.all() else inner1
         assert col[:k].all() and not col[k:].any()  # a threshold in x_1
         thresholds.append(k)
     assert thresholds == sorted(thresholds)
@@ -116,9 +141,20 @@ def small_instances(draw, max_classes=2):
 def test_optimum_below_every_policy_on_the_same_chain(inst):
     L = 8
     opt = optimal_policy(inst, L, rtol=1e-9)
-    for policy in CHAIN_POLICIES:
+    for policy in STATE_POLICIES:
         ev = evaluate_policy(inst, policy, L, certify=False)
         assert opt.lower <= ev.cost * (1 + 1e-9), policy
+
+
+@settings(max_examples=6, deadline=None)
+@given(small_instances())
+def test_certified_optimum_below_optimal_bernoulli_routing(inst):
+    """Against the exact solver's cost of optimal Bernoulli routing (independent M/M/1
+    queues, no truncation at all)."""
+    from queue_routing.multiskill import solve
+
+    opt = optimal_policy(inst, rtol=1e-6)
+    assert opt.certified and opt.cost <= solve(inst).cost * (1 + 1e-5)
 
 
 @settings(max_examples=10, deadline=None)
@@ -150,12 +186,14 @@ def test_compiled_value_iteration_matches_numpy():
 # -- policy evaluation against multiskill.markov and the closed form ---------------------------
 @pytest.mark.parametrize("policy", ["jsq", "led", "io", "pi"])
 def test_index_policy_cost_matches_markov(policy):
-    L = 14
-    ours = evaluate_policy(C2, policy, L, certify=False)
+    """multiskill.markov's chain loses a job sent to a full server where ours redirects it:
+    at a level whose boundary holds no mass in double precision they are the same system,
+    and their costs agree to the solves' accuracy (the boundary itself: the box tests)."""
+    L = 40
+    ours = evaluate_policy(C2, policy, L, certify=False, rtol=1e-9)  # residual 1e-13 Lambda
     ref = stationary_cost(C2, policy, L, method="direct")  # sparse LU of the generator
+    assert ref.boundary_mass < 1e-14 and ours.boundary_mass < 1e-14
     assert ours.cost == pytest.approx(ref.cost, rel=1e-9)
-    assert ours.boundary_mass == pytest.approx(ref.boundary_mass, rel=1e-6, abs=1e-15)
-    assert ours.lost_rate == pytest.approx(ref.lost_rate, rel=1e-6, abs=1e-15)
     np.testing.assert_allclose(ours.per_server_mean_jobs, ref.per_server_mean_jobs, rtol=1e-9)
 
 
@@ -310,7 +348,7 @@ def test_table_simulation_is_the_simulator_for_an_index_policy():
 
     L = 30
     w = policy_weights(C2, "pi")
-    mask = index_mask(np.ascontiguousarray(w[:, None] * (np.arange(L + 1) + 1.0)), L)
+    mask = index_mask(np.ascontiguousarray(w[:, None] * (np.arange(L + 1) + 1.0)), chain_box(2, L))
     run = {"horizon": 300.0, "seed": 4, "keys": ("table",), "start": "bernoulli"}
     ours = simulate_table_replications(C2, mask, L, range(3), **run)
     ref = simulate_replications(C2, "pi", range(3), **run)
@@ -361,15 +399,18 @@ def test_certification_at_a_heavier_load():
 
 
 # -- policy iteration and the two-level solves ---------------------------------------------------
-def _table_generator(inst: Instance, mask: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+def _table_generator(inst: Instance, mask: np.ndarray, L) -> tuple[np.ndarray, np.ndarray]:
     """The dense generator ``Q`` of a decision table (bit ``i - 1``: class ``i`` to server
-    ``i``; a job sent to a full server is lost) and the holding cost of each state, written
-    from the model's definition state by state (C order)."""
+    ``i``; a job whose chosen server is full goes to the other, and is lost if both are full)
+    and the holding cost of each state, written from the chain's definition state by state
+    (C order), on the cube of level ``L`` or the box of levels ``L = (L_0, ..., L_C)``."""
     n_srv = inst.n_classes + 1
-    shape = (L + 1,) * n_srv
-    n = (L + 1) ** n_srv
+    top = [L] * n_srv if isinstance(L, int) else list(L)
+    shape = tuple(t + 1 for t in top)
+    n = int(np.prod(shape))
+    states = list(itertools.product(*(range(t + 1) for t in top)))
     q = np.zeros((n, n))
-    for s, x in enumerate(itertools.product(range(L + 1), repeat=n_srv)):
+    for s, x in enumerate(states):
         for j in range(n_srv):
             if x[j] > 0:
                 y = list(x)
@@ -377,14 +418,14 @@ def _table_generator(inst: Instance, mask: np.ndarray, L: int) -> tuple[np.ndarr
                 q[s, np.ravel_multi_index(y, shape)] += inst.mu[j]
         for i in range(1, n_srv):
             dest = i if (int(mask[s]) >> (i - 1)) & 1 else 0
-            if x[dest] < L:
+            if x[dest] == top[dest]:
+                dest = 0 if dest == i else i
+            if x[dest] < top[dest]:
                 y = list(x)
                 y[dest] += 1
                 q[s, np.ravel_multi_index(y, shape)] += inst.eta[i - 1]
     q -= np.diag(q.sum(axis=1))
-    hold = np.array(
-        [float(np.dot(inst.cost, x)) for x in itertools.product(range(L + 1), repeat=n_srv)]
-    )
+    hold = np.array([float(np.dot(inst.cost, x)) for x in states])
     return q, hold
 
 
@@ -406,7 +447,7 @@ def test_two_level_poisson_solve_matches_a_dense_solve():
     L = 7
     # LED's decision table, its index (x_j + 1) / mu_j written out
     w = 1.0 / np.asarray(inst.mu)
-    mask = index_mask(np.ascontiguousarray(w[:, None] * (np.arange(L + 1) + 1.0)), L)
+    mask = index_mask(np.ascontiguousarray(w[:, None] * (np.arange(L + 1) + 1.0)), chain_box(2, L))
     g_ref, h_ref = _poisson_reference(*_table_generator(inst, mask, L))
     h, lower, upper = policy_relative_values(inst, mask, L, rtol=1e-12, method="policy")
     assert lower - 1e-9 <= g_ref <= upper + 1e-9
@@ -416,13 +457,15 @@ def test_two_level_poisson_solve_matches_a_dense_solve():
     assert ev.cost == pytest.approx(g_ref, rel=1e-8)
 
 
-def test_two_level_stationary_law_matches_markov_and_plain_gauss_seidel():
+def test_two_level_stationary_law_matches_a_dense_solve_and_plain_gauss_seidel():
     inst = Instance(mu=[1.5, 1.0, 0.8], cost=[1.0, 2.0, 3.0], eta=[1.5, 1.0])  # load 0.76
-    L = 14
+    L = 12
     ours = evaluate_policy(inst, "io", L, certify=False, rtol=1e-9, method="policy")
-    ref = stationary_cost(inst, "io", L, method="direct")  # sparse LU of the generator
-    assert ours.cost == pytest.approx(ref.cost, rel=1e-8)
-    assert ours.boundary_mass == pytest.approx(ref.boundary_mass, rel=1e-5, abs=1e-14)
+    q, hold = _table_generator(inst, _index_table_reference(inst, "io", (L,) * 3), L)
+    cost, pi = _stationary_reference(q, hold)
+    states = np.array(list(itertools.product(range(L + 1), repeat=3)))
+    assert ours.cost == pytest.approx(cost, rel=1e-8)
+    assert ours.boundary_mass == pytest.approx(float(pi[(states == L).any(axis=1)].sum()), rel=1e-5)
     gs = evaluate_policy(inst, "io", L, certify=False, rtol=1e-9, method="value")
     assert ours.cost == pytest.approx(gs.cost, rel=1e-8)
 
@@ -465,6 +508,147 @@ def _next_level_of(L: int) -> int:
 def test_policy_iteration_optimum_below_every_policy(inst):
     L = 7
     opt = optimal_policy(inst, L, rtol=1e-9, method="policy")
-    for policy in CHAIN_POLICIES:
+    for policy in STATE_POLICIES:
         ev = evaluate_policy(inst, policy, L, certify=False, method="policy")
         assert opt.lower <= ev.cost * (1 + 1e-8), policy
+
+
+# -- boxes: a level per server -------------------------------------------------------------------
+BOX = (6, 3, 4)
+
+
+def _index_table_reference(inst: Instance, policy: str, top) -> np.ndarray:
+    """An index policy's decision table on a box, state by state from its definition: class
+    ``i`` to server ``i`` iff ``w_i (x_i + 1) <= w_0 (x_0 + 1)``."""
+    from queue_routing.multiskill.policies import policy_weights
+
+    w = policy_weights(inst, policy)
+    out = []
+    for x in itertools.product(*(range(t + 1) for t in top)):
+        m = 0
+        for i in range(1, inst.n_classes + 1):
+            if w[i] * (x[i] + 1) <= w[0] * (x[0] + 1):
+                m |= 1 << (i - 1)
+        out.append(m)
+    return np.array(out, dtype=np.uint32)
+
+
+def _stationary_reference(q: np.ndarray, hold: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(cost, pi)`` of ``pi Q = 0``, ``sum pi = 1``, by one dense solve."""
+    a = q.T.copy()
+    a[-1, :] = 1.0
+    rhs = np.zeros(q.shape[0])
+    rhs[-1] = 1.0
+    pi = np.linalg.solve(a, rhs)
+    return float(pi @ hold), pi
+
+
+@pytest.mark.parametrize("method", ["value", "policy"])
+@pytest.mark.parametrize("policy", ["jsq", "led", "io", "pi"])
+def test_index_policy_on_a_box_matches_a_dense_solve(policy, method):
+    ev = evaluate_policy(C2, policy, BOX, certify=False, rtol=1e-10, method=method)
+    mask = _index_table_reference(C2, policy, BOX)
+    q, hold = _table_generator(C2, mask, BOX)
+    cost, pi = _stationary_reference(q, hold)
+    states = np.array(list(itertools.product(*(range(t + 1) for t in BOX))))
+    edge = (states == np.array(BOX)).any(axis=1)
+    assert ev.levels == BOX and ev.truncation == max(BOX)
+    assert ev.cost == pytest.approx(cost, rel=1e-8)
+    assert ev.boundary_mass == pytest.approx(float(pi[edge].sum()), rel=1e-6)
+    np.testing.assert_allclose(ev.per_server_mean_jobs, pi @ states, rtol=1e-8)
+    g_ref, h_ref = _poisson_reference(q, hold)
+    h, lower, upper = policy_relative_values(C2, mask, BOX, rtol=1e-12, method=method)
+    assert h.shape == tuple(t + 1 for t in BOX)
+    assert lower - 1e-9 <= g_ref <= upper + 1e-9
+    np.testing.assert_allclose(h.reshape(-1), h_ref, rtol=1e-7, atol=1e-7 * np.abs(h_ref).max())
+
+
+def test_bernoulli_on_a_box_is_a_product_of_finite_queues():
+    from queue_routing.multiskill.policies import arrival_rates
+
+    rho = arrival_rates(C2) / np.asarray(C2.mu)
+    means = []
+    for r, t in zip(rho, BOX, strict=True):
+        p = r ** np.arange(t + 1)
+        means.append(float(np.arange(t + 1) @ p / p.sum()))
+    assert bernoulli_chain(C2, BOX)[0] == pytest.approx(float(np.dot(C2.cost, means)), rel=1e-12)
+
+
+def test_optimum_on_a_box_is_howards_policy_iteration_with_dense_solves():
+    """Policy iteration written out with dense solves of each table's Poisson equation (the
+    reference) ends at the optimum of value iteration on the same box."""
+    top = (5, 3, 4)
+    states = list(itertools.product(*(range(t + 1) for t in top)))
+    index = {x: k for k, x in enumerate(states)}
+    mask = _index_table_reference(C2, "pi", top)
+    for _ in range(50):
+        g, h = _poisson_reference(*_table_generator(C2, mask, top))
+        new = mask.copy()
+        for k, x in enumerate(states):
+            up0 = h[index[(x[0] + 1, *x[1:])]] if x[0] < top[0] else h[k]
+            for i in (1, 2):
+                y = list(x)
+                y[i] += 1
+                upi = h[index[tuple(y)]] if x[i] < top[i] else h[k]
+                bit = 1 << (i - 1)
+                if (mask[k] & bit) and up0 < upi - 1e-9:
+                    new[k] &= ~np.uint32(bit)
+                elif not (mask[k] & bit) and upi < up0 - 1e-9:
+                    new[k] |= np.uint32(bit)
+        if np.array_equal(new, mask):
+            break
+        mask = new
+    opt = optimal_policy(C2, top, rtol=1e-10)
+    assert opt.lower - 1e-9 <= g <= opt.upper + 1e-9
+
+
+@settings(max_examples=10, deadline=None)
+@given(small_instances(), st.data())
+def test_optimum_below_every_policy_on_a_random_box(inst, data):
+    top = tuple(data.draw(st.integers(2, 7)) for _ in range(inst.n_classes + 1))
+    opt = optimal_policy(inst, top, rtol=1e-9)
+    assert opt.levels == top
+    for policy in STATE_POLICIES:
+        ev = evaluate_policy(inst, policy, top, certify=False)
+        assert opt.lower <= ev.cost * (1 + 1e-9), policy
+
+
+def test_box_and_cube_certify_the_same_optimum():
+    """The automatic box (levels raised by their faces) and the cube reach the same
+    certified optimum, the box with fewer states, and each policy's certified cost too."""
+    from queue_routing.multiskill.optimal import n_states
+
+    inst = Instance(mu=[1.0, 1.0, 1.0], cost=[1.0, 2.0, 4.0], eta=[0.9, 0.9])  # load 0.6
+    rtol = 1e-5
+    box = compare_with_optimum(inst, ["pi", "jsq"], rtol=rtol)
+    cube = compare_with_optimum(inst, ["pi", "jsq"], rtol=rtol, shape="cube")
+    assert box.optimal.certified and cube.optimal.certified
+    assert abs(box.optimal.cost - cube.optimal.cost) <= 2 * rtol * cube.optimal.cost
+    assert n_states(2, box.optimal.levels) < n_states(2, cube.optimal.levels)
+    for name in ("pi", "jsq"):
+        assert box.evaluations[name].certified
+        ref = cube.evaluations[name].cost
+        assert box.evaluations[name].cost == pytest.approx(ref, rel=2 * rtol)
+    assert all(
+        b >= o for b, o in zip(box.evaluations["pi"].levels, box.optimal.levels, strict=True)
+    )
+
+
+@pytest.mark.parametrize("bad", [0, (5, 5), (5, 0, 5), "5", 2.5, (5, 5, 5.5)])
+def test_a_bad_truncation_is_named(bad):
+    with pytest.raises(ArgumentError, match="truncation") as info:
+        optimal_policy(C2, bad)
+    assert info.value.argument == "truncation"
+
+
+def test_table_simulation_on_a_box_is_the_simulator_away_from_its_faces():
+    from queue_routing.multiskill.simulation import simulate_replications
+    from queue_routing.multiskill.table_simulation import simulate_table_replications
+
+    top = (40, 25, 20)
+    mask = _index_table_reference(C2, "pi", top)
+    run = {"horizon": 300.0, "seed": 4, "keys": ("table",), "start": "bernoulli"}
+    ours = simulate_table_replications(C2, mask, top, range(3), **run)
+    ref = simulate_replications(C2, "pi", range(3), **run)
+    assert sum(ours.table_bound_per_replication) == 0  # no count beyond the box
+    assert np.array_equal(ours.means, ref.means)

@@ -60,7 +60,7 @@ def _optimal(args: argparse.Namespace) -> dict[str, Any]:
     )
     if not res.optimal.converged:
         warnings.warn(
-            f"the optimal cost is not certified at level {res.optimal.truncation} (converged "
+            f"the optimal cost is not certified at levels {list(res.optimal.levels)} (converged "
             "false): the truncation may still decide it",
             stacklevel=1,
         )
@@ -200,8 +200,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--truncation",
         type=options.int_at_least(1),
         default=None,
-        help="solve the chain at this level L only (jobs per server), as it stands (default: "
-        "levels raised until the optimal cost is certified)",
+        help="solve the chain at this level L only (at most L jobs at each server), as it "
+        "stands (default: the levels raised, a box of one level per server, until the optimal "
+        "cost is certified)",
     )
     options.add_policies(opt, CHAIN_DESCRIPTIONS)
     opt.add_argument(

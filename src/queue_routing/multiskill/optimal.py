@@ -5,33 +5,46 @@ With unit-mean exponential job sizes the job counts ``x = (x_0, ..., x_C)`` of t
 processor-sharing servers form a CTMC controlled at each arrival: class ``i`` arrives at rate
 ``eta_i`` and is routed to its dedicated server ``i`` or to server 0; server ``j`` completes
 jobs at rate ``mu_j`` while ``x_j > 0``; the cost rate is ``c.x = sum_j c_j x_j`` (cost per
-unit time). The chain is truncated as in :mod:`.markov`: every count lives in ``0..L`` and a
-job routed to a server holding ``L`` jobs is lost, so the optimum and every policy are solved
-on the same chain and their gaps are free of truncation asymmetry.
+unit time). The chain is truncated to a box, a level per server: count ``x_j`` lives in
+``0..L_j``. A ``truncation`` is one level ``L`` (the cube ``L_j = L``) or the levels ``(L_0,
+..., L_C)``. At the faces a job is *redirected*: a class-``i`` job whose chosen server is
+full goes to the other one, and is lost only when both are full
+(:mod:`.optimal_kernels`). Unlike the chain of :mod:`.markov`, which loses a job sent to a
+full server, no policy can then gain by filling a server to have jobs lost (the optimum of
+a chain with losses does, at every face it can reach: its truncated cost converges slowly,
+from below, and its faces fill up); the optimum and every policy that sees the state (the
+index policies, a user's, PI², a decision table) are solved on the same chain, so their
+gaps are free of truncation asymmetry. Optimal Bernoulli routing ignores the state: it keeps
+losses, so its servers stay independent finite M/M/1 queues solved in closed form
+(:func:`bernoulli_chain`), and it is compared with the optimum on certified costs.
 
 * :func:`optimal_policy`: relative value iteration on the chain uniformised at ``Lambda =
   sum_i eta_i + sum_j mu_j`` (compiled kernel :func:`.optimal_kernels.relative_value_iteration`),
   stopped by the span bounds ``Lambda min(Th - h) <= g* <= Lambda max(Th - h)`` on the
-  optimal average cost ``g*``; with ``truncation=None`` the level ``L`` is raised by
-  :data:`LEVEL_FACTOR` (each level warm-started from the last) until the optimal cost moves by
-  at most ``rtol`` (relative) from one level to the next: the cost is then *certified*.
-  The stationary law of the optimal decision table is solved too (compiled Gauss-Seidel), for
-  the probability of the truncation boundary ``{max_j x_j = L}``. ``method="policy"``: policy
-  iteration instead (:func:`_policy_iteration`: each policy's Poisson equation solved by
-  Gauss-Seidel sweeps with a coarse correction on the total count, improvement with ties kept
-  on the incumbent), certified by the same bounds, those of one value-iteration step from
-  its relative values.
+  optimal average cost ``g*``. The stationary law of the optimal decision table is solved
+  too (compiled Gauss-Seidel), for the probability of the truncation boundary ``{x_j = L_j
+  for some j}`` and of each face ``{x_j = L_j}``. With ``truncation=None`` the levels are
+  raised (each box warm-started from the last) until the optimal cost is *certified*: it
+  moved by at most ``rtol`` (relative) on a step that raised every level by
+  :data:`LEVEL_FACTOR`. With ``shape="box"`` (the default) a step raises only the levels
+  whose face holds more than :data:`FACE_FACTOR` ``* rtol`` of the stationary law, and every
+  level once none does: at heavy load the backlog piles up at some servers while the others
+  stay short, and only the long ones need high levels. ``shape="cube"`` raises every level
+  at every step. ``method="policy"``: policy iteration instead (:func:`_policy_iteration`:
+  each policy's Poisson equation solved by Gauss-Seidel sweeps with a coarse correction on
+  the total count, improvement with ties kept on the incumbent), certified by the same
+  bounds, those of one value-iteration step from its relative values.
 * Above the load :data:`AGGREGATION_LOAD` every stationary law is solved by Gauss-Seidel with
   aggregation-disaggregation on the total count (:func:`.optimal_kernels.
   stationary_two_level`), about ten times fewer sweeps at high load.
 * :func:`evaluate_policy`: the stationary cost of any policy (optimal Bernoulli routing, the
-  index policies, a user's index policy, PI², a decision table) on the chain, its level raised
-  in the same way until its own cost is certified.
+  index policies, a user's index policy, PI², a decision table) on the chain, its levels
+  raised in the same way (by its own faces) until its own cost is certified.
 * PI² (``"pi2"``): one more policy-improvement step, greedy for the relative values of PI on
   the chain (:func:`pi2_table`).
 * :func:`compare_with_optimum`: all of it for a list of policies, with the gaps in percent.
 
-Memory: a chain of ``(L + 1)^(C + 1)`` states needs :data:`BYTES_PER_STATE` bytes a state
+Memory: a chain of ``prod_j (L_j + 1)`` states needs :data:`BYTES_PER_STATE` bytes a state
 (:func:`chain_bytes`); beyond ``max_bytes`` (8 GiB by default) an
 :class:`~queue_routing.errors.ArgumentError` names the memory needed.
 """
@@ -55,11 +68,13 @@ from .optimal_kernels import (
     MODE_SPLIT,
     MODE_TABLE,
     bellman_bounds,
+    chain_box,
     greedy_mask,
     improve_mask,
     index_mask,
     poisson_two_level,
     poisson_two_level_2,
+    redirect_mask,
     relative_value_iteration,
     relative_value_iteration_2,
     relative_value_iteration_3,
@@ -82,6 +97,7 @@ __all__ = [
     "CHAIN_POLICIES",
     "DEFAULT_MAX_BYTES",
     "METHODS",
+    "SHAPES",
     "ChainEvaluation",
     "OptimalComparison",
     "OptimalResult",
@@ -119,8 +135,16 @@ START_LEVEL = 10
 LEVEL_FACTOR = 1.5
 #: Default relative tolerance on a certified cost.
 DEFAULT_RTOL = 1e-6
-#: Default highest automatic level, per number of classes (C >= 4: :func:`largest_level`).
-DEFAULT_MAX_LEVEL = {1: 5000, 2: 400, 3: 120}
+#: Default highest automatic level of any server, per number of classes (C >= 4:
+#: :func:`largest_level`); ``max_bytes`` bounds the box too.
+DEFAULT_MAX_LEVEL = {1: 5000, 2: 1000, 3: 300}
+#: ``shape="box"``: a level is raised while its face ``{x_j = L_j}`` holds more than
+#: ``FACE_FACTOR * rtol`` of the stationary law (table1-2 at load 0.9, cube levels 80 to 180:
+#: the relative error of the cost is 10 to 20 times the boundary mass, so a face of
+#: ``rtol / 100`` leaves about ``rtol / 5``, which the certifying step then sees).
+FACE_FACTOR = 1e-2
+#: How the automatic levels grow (:data:`FACE_FACTOR`).
+SHAPES = ("box", "cube")
 #: Iterations of the value-iteration kernel per call (signals and progress run between).
 KERNEL_BLOCK = 500
 #: Gauss-Seidel: most sweeps, and the residual tolerance relative to the uniformisation rate,
@@ -158,17 +182,18 @@ MAX_POLICY_STEPS = 100
 
 
 # -- memory ------------------------------------------------------------------------------------
-def n_states(n_classes: int, truncation: int) -> int:
-    """``(L + 1)^(C + 1)``, the states of the chain truncated at ``L``."""
-    return (int(truncation) + 1) ** (int(n_classes) + 1)
+def n_states(n_classes: int, truncation) -> int:
+    """``prod_j (L_j + 1)``, the states of the chain truncated at ``truncation`` (a level
+    ``L``: ``(L + 1)^(C + 1)``)."""
+    return int(np.prod(chain_box(n_classes, truncation) + 1, dtype=object))
 
 
-def chain_bytes(n_classes: int, truncation: int) -> int:
-    """Bytes the chain of ``n_classes`` classes truncated at ``truncation`` needs
-    (:data:`BYTES_PER_STATE` per state).
+def chain_bytes(n_classes: int, truncation) -> int:
+    """Bytes the chain of ``n_classes`` classes truncated at ``truncation`` (a level or the
+    levels of a box) needs (:data:`BYTES_PER_STATE` per state).
 
-    >>> chain_bytes(2, 99)  # 10^6 states
-    40000000
+    >>> chain_bytes(2, 99), chain_bytes(2, (399, 49, 49))  # 10^6 states each
+    (40000000, 40000000)
     """
     return BYTES_PER_STATE * n_states(n_classes, truncation)
 
@@ -185,17 +210,25 @@ def largest_level(n_classes: int, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
     return L if L >= 1 else 0
 
 
-def check_memory(n_classes: int, truncation: int, max_bytes: int) -> None:
+def check_memory(n_classes: int, truncation, max_bytes: int) -> None:
     """An :class:`~queue_routing.errors.ArgumentError` (argument ``truncation``) naming the
     memory the chain needs when it exceeds ``max_bytes``."""
     need = chain_bytes(n_classes, truncation)
     if need > max_bytes:
         raise ArgumentError(
             "truncation",
-            f"truncation: the chain of C = {n_classes} classes at level L = {truncation} has "
+            f"truncation: the chain of C = {n_classes} classes at {_describe(truncation)} has "
             f"{n_states(n_classes, truncation):.3g} states and needs {need / 2**30:.3g} GiB of "
             f"memory, more than the {max_bytes / 2**30:.3g} GiB allowed",
         )
+
+
+def _describe(truncation) -> str:
+    """``level L = 9`` or ``levels (40, 8, 8)``."""
+    top = np.atleast_1d(np.asarray(truncation))
+    if top.size == 1 or (top == top.flat[0]).all():
+        return f"level L = {int(top.flat[0])}"
+    return f"levels {tuple(int(v) for v in top)}"
 
 
 def _level(truncation: Any) -> int:
@@ -221,13 +254,15 @@ def aggregated(instance: Instance, method: str) -> bool:
 
 
 # -- the arrays of a policy on the chain ------------------------------------------------------
-def _separable_values(instance: Instance, L: int) -> list[np.ndarray]:
-    """``q_j(x) = c_j x (x + 1) / (2 (mu_j - lambda_j*))``, ``x = 0..L``: PI's separable
+def _separable_values(instance: Instance, top: np.ndarray) -> list[np.ndarray]:
+    """``q_j(x) = c_j x (x + 1) / (2 (mu_j - lambda_j*))``, ``x = 0..L_j``: PI's separable
     relative values (the M/M/1 queues of optimal Bernoulli routing), a warm start."""
     lam = arrival_rates(instance)
-    x = np.arange(L + 1, dtype=float)
-    return [instance.cost[j] * x * (x + 1) / (2.0 * (instance.mu[j] - lam[j])) for j in
-            range(instance.n_classes + 1)]  # fmt: skip
+    out = []
+    for j in range(instance.n_classes + 1):
+        x = np.arange(top[j] + 1, dtype=float)
+        out.append(instance.cost[j] * x * (x + 1) / (2.0 * (instance.mu[j] - lam[j])))
+    return out
 
 
 def _add_along(h: np.ndarray, axis: int, v: np.ndarray) -> None:
@@ -236,26 +271,28 @@ def _add_along(h: np.ndarray, axis: int, v: np.ndarray) -> None:
     h += v.reshape(shape)
 
 
-def _start_values(instance: Instance, L: int, h_prev: np.ndarray | None) -> np.ndarray:
-    """Relative values to start value iteration at level ``L`` from: PI's separable values, or
-    those of a lower level edge-padded and continued by the separable values' increments."""
+def _start_values(instance: Instance, top: np.ndarray, h_prev: np.ndarray | None) -> np.ndarray:
+    """Relative values (flat) to start value iteration on the box ``top`` from: PI's separable
+    values, or those of a smaller box (``h_prev`` of shape ``prev + 1``) edge-padded and
+    continued by the separable values' increments."""
     n_srv = instance.n_classes + 1
-    q = _separable_values(instance, L)
+    q = _separable_values(instance, top)
     if h_prev is None:
-        h = np.zeros((L + 1,) * n_srv)
+        h = np.zeros(tuple(int(v) + 1 for v in top))
         for j in range(n_srv):
             _add_along(h, j, q[j])
         return h.reshape(-1)
-    lp = round(h_prev.size ** (1.0 / n_srv)) - 1
-    h = np.pad(h_prev.reshape((lp + 1,) * n_srv), [(0, L - lp)] * n_srv, mode="edge")
+    prev = np.array(h_prev.shape) - 1
+    h = np.pad(h_prev, [(0, int(top[j] - prev[j])) for j in range(n_srv)], mode="edge")
     for j in range(n_srv):
-        _add_along(h, j, q[j] - q[j][np.minimum(np.arange(L + 1), lp)])
+        _add_along(h, j, q[j] - q[j][np.minimum(np.arange(top[j] + 1), prev[j])])
     return h.reshape(-1)
 
 
-def _index_table(instance: Instance, policy: Any, L: int) -> np.ndarray:
-    """``table[j, x]`` (shape ``(C + 1, L + 1)``) of an index policy: ``w_j (x + 1)`` of a
-    built-in one (the simulator's comparison) or the user's index."""
+def _index_table(instance: Instance, policy: Any, top: np.ndarray) -> np.ndarray:
+    """``table[j, x]`` (shape ``(C + 1, max_j L_j + 1)``) of an index policy: ``w_j (x + 1)``
+    of a built-in one (the simulator's comparison) or the user's index."""
+    L = int(np.max(top))
     if isinstance(policy, UserPolicy):
         return np.ascontiguousarray(policy.index_table(instance.n_classes + 1, L, instance))
     w = policy_weights(instance, policy)
@@ -268,17 +305,31 @@ _BERNOULLI = np.zeros(1, dtype=np.uint32)
 
 
 def _policy_arrays(
-    instance: Instance, policy: Any, L: int, rtol: float, max_iter: int, method: str = "value"
-):
-    """``(mode, mask, p)`` of ``policy`` at level ``L`` for the kernels."""
+    instance: Instance, policy: Any, top: np.ndarray, rtol: float, max_iter: int,
+    method: str = "value",
+):  # fmt: skip
+    """``(mode, mask, p)`` of ``policy`` on the box ``top`` for the kernels; a decision table
+    (given, or an index policy's) redirected at the faces (:func:`.optimal_kernels.
+    redirect_mask`, a given table copied first)."""
+    n_srv = instance.n_classes + 1
     if isinstance(policy, np.ndarray):
-        return MODE_TABLE, policy, np.zeros(instance.n_classes)
+        mask = np.array(policy, dtype=np.uint32).reshape(-1)
+        if mask.size != n_states(instance.n_classes, top):
+            raise ArgumentError(
+                "policy",
+                f"policy: a decision table on {_describe(top)} has "
+                f"{n_states(instance.n_classes, top)} entries, got {mask.size}",
+            )
+        redirect_mask(mask, top, n_srv)
+        return MODE_TABLE, mask, np.zeros(1)
     if policy == "pi2":
-        table = pi2_table(instance, L, rtol=rtol, max_iter=max_iter, method=method)
+        table = pi2_table(instance, top, rtol=rtol, max_iter=max_iter, method=method)
         return MODE_TABLE, table, np.zeros(1)
     if policy == "bernoulli":
         return MODE_SPLIT, _BERNOULLI, np.ascontiguousarray(bernoulli_probabilities(instance))
-    return MODE_TABLE, index_mask(_index_table(instance, policy, L), L), np.zeros(1)
+    mask = index_mask(_index_table(instance, policy, top), top)
+    redirect_mask(mask, top, n_srv)
+    return MODE_TABLE, mask, np.zeros(1)
 
 
 def _rates(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -290,7 +341,7 @@ def _rates(instance: Instance) -> tuple[np.ndarray, np.ndarray, np.ndarray, floa
 
 def _iterate(
     instance: Instance,
-    L: int,
+    top: np.ndarray,
     h: np.ndarray,
     mode: int,
     mask: np.ndarray,
@@ -308,17 +359,17 @@ def _iterate(
     it, lower, upper, converged = 0, math.nan, math.nan, False
     while it < max_iter and not converged:
         done, lower, upper, converged = kernel(
-            h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, min(KERNEL_BLOCK, max_iter - it)
+            h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, min(KERNEL_BLOCK, max_iter - it)
         )
         it += int(done)
         if progress is not None:
-            progress(int(done), extra=f"level {L}, bounds [{lower:.6g}, {upper:.6g}]")
+            progress(int(done), extra=f"{_describe(top)}, bounds [{lower:.6g}, {upper:.6g}]")
     return it, float(lower), float(upper), bool(converged)
 
 
 def _poisson(
     instance: Instance,
-    L: int,
+    top: np.ndarray,
     h: np.ndarray,
     mode: int,
     mask: np.ndarray,
@@ -335,7 +386,7 @@ def _poisson(
         g = float(np.dot(cost, arrival_rates(instance) / (instance.mu - arrival_rates(instance))))
     kernel = poisson_two_level_2 if instance.n_classes == 2 else poisson_two_level
     it, g, lower, upper, ok = kernel(
-        h, L, eta, mu, cost, mode, mask, p, g, SOR_OMEGA, rtol, max_iter
+        h, top, eta, mu, cost, mode, mask, p, g, SOR_OMEGA, rtol, max_iter
     )
     return int(it), float(g), float(lower), float(upper), bool(ok)
 
@@ -343,54 +394,60 @@ def _poisson(
 def policy_relative_values(
     instance: Instance,
     policy: Any,
-    truncation: int,
+    truncation,
     *,
     rtol: float = DEFAULT_RTOL / 10,
     max_iter: int = 1_000_000,
     method: str = "value",
 ) -> tuple[np.ndarray, float, float]:
-    """Relative values ``h`` (shape ``(L + 1,)^(C + 1)``, cost units, ``h(0) = 0``) of a policy
-    on the chain at level ``L``, and the span bounds ``(lower, upper)`` on its average cost
-    (both ``min`` and ``max`` of ``c.x + (Q h)(x)``): value iteration with the policy's routing
-    fixed (``method="value"``), or the two-level solve of the Poisson equation
-    (``"policy"``, :func:`.optimal_kernels.poisson_two_level`), to ``rtol``.
+    """Relative values ``h`` (shape ``(L_0 + 1, ..., L_C + 1)``, cost units, ``h(0) = 0``) of a
+    policy on the chain truncated at ``truncation`` (a level or a box's levels), and the span
+    bounds ``(lower, upper)`` on its average cost (both ``min`` and ``max`` of ``c.x + (Q
+    h)(x)``): value iteration with the policy's routing fixed (``method="value"``), or the
+    two-level solve of the Poisson equation (``"policy"``,
+    :func:`.optimal_kernels.poisson_two_level`), to ``rtol``.
 
     Raises :class:`~queue_routing.errors.AccuracyError` when it does not converge in
     ``max_iter`` iterations.
     """
-    L = _level(truncation)
+    top = chain_box(instance.n_classes, truncation)
     method = chain_method(instance, method)
     policy = policy if isinstance(policy, np.ndarray) else resolve_chain_policy(policy)
     name = "the table" if isinstance(policy, np.ndarray) else policy_name(policy)
-    mode, mask, p = _policy_arrays(instance, policy, L, rtol, max_iter, method)
-    h = _start_values(instance, L, None)
+    mode, mask, p = _policy_arrays(instance, policy, top, rtol, max_iter, method)
+    h = _start_values(instance, top, None)
     if method == "policy":
-        it, _, lower, upper, ok = _poisson(instance, L, h, mode, mask, p, math.nan, rtol, max_iter)
+        it, _, lower, upper, ok = _poisson(
+            instance, top, h, mode, mask, p, math.nan, rtol, max_iter
+        )
     else:
-        it, lower, upper, ok = _iterate(instance, L, h, mode, mask, p, rtol, max_iter)
+        it, lower, upper, ok = _iterate(instance, top, h, mode, mask, p, rtol, max_iter)
     if not ok:
         raise AccuracyError(
-            f"truncation: value iteration of {name} at level {L} did not converge in {it} "
-            f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
+            f"truncation: value iteration of {name} at {_describe(top)} did not converge in "
+            f"{it} iterations (bounds [{lower:.6g}, {upper:.6g}])"
         )
-    return h.reshape((L + 1,) * (instance.n_classes + 1)), lower, upper
+    return h.reshape(tuple(int(v) + 1 for v in top)), lower, upper
 
 
 def pi2_table(
     instance: Instance,
-    truncation: int,
+    truncation,
     *,
     rtol: float = DEFAULT_RTOL / 10,
     max_iter: int = 1_000_000,
     method: str = "value",
 ) -> np.ndarray:
-    """PI²'s decision table at level ``L`` (flat, C order; bit ``i - 1`` set routes class ``i``
-    to its dedicated server): greedy for PI's relative values ``h_PI`` on the chain, i.e.
-    class ``i`` to server ``i`` iff ``h_PI(x + e_i) <= h_PI(x + e_0)`` (one policy-improvement
-    step from PI, as PI is one from optimal Bernoulli routing)."""
-    L = _level(truncation)
-    h, _, _ = policy_relative_values(instance, "pi", L, rtol=rtol, max_iter=max_iter, method=method)
-    return greedy_mask(h.reshape(-1), L, instance.n_classes + 1)
+    """PI²'s decision table on the chain truncated at ``truncation`` (a level or a box's levels;
+    flat, C order; bit ``i - 1`` set routes class ``i`` to its dedicated server): greedy for
+    PI's relative values ``h_PI`` on the chain, i.e. class ``i`` to server ``i`` iff ``h_PI(x
+    + e_i) <= h_PI(x + e_0)`` where both have room (one policy-improvement step from PI, as
+    PI is one from optimal Bernoulli routing)."""
+    top = chain_box(instance.n_classes, truncation)
+    h, _, _ = policy_relative_values(
+        instance, "pi", top, rtol=rtol, max_iter=max_iter, method=method
+    )
+    return greedy_mask(h.reshape(-1), top, instance.n_classes + 1)
 
 
 def resolve_chain_policy(policy: Any) -> str | UserPolicy:
@@ -401,70 +458,96 @@ def resolve_chain_policy(policy: Any) -> str | UserPolicy:
 
 
 # -- the stationary law of a policy -------------------------------------------------------------
+@dataclass(frozen=True)
+class _Law:
+    """The stationary law of a policy on a box: cost (per unit time), ``E[x_j]``, the mass of
+    the boundary and of each face ``{x_j = L_j}``, the arrivals lost (per unit time), and the
+    law itself (shape ``top + 1``; None for optimal Bernoulli routing, solved per server)."""
+
+    cost: float
+    means: np.ndarray
+    boundary: float
+    faces: np.ndarray
+    lost: float
+    pi: np.ndarray | None
+
+
 def _stationary(
     instance: Instance,
-    L: int,
+    top: np.ndarray,
     mode: int,
     mask: np.ndarray,
     p: np.ndarray,
     pi0: np.ndarray | None = None,
     rtol: float = DEFAULT_RTOL,
     method: str = "value",
-):
-    """``(cost, means, boundary_mass, lost_rate, pi)`` of a table or split policy (optimal
-    Bernoulli routing in closed form, :func:`bernoulli_chain`, ``pi`` None), the solve
-    started from ``pi0`` (a lower level's law, zero-padded) or the uniform law: symmetric
-    Gauss-Seidel, or the same sweeps with aggregation-disaggregation on the total count
+) -> _Law:
+    """The stationary law of a table or split policy on the box ``top`` (optimal Bernoulli
+    routing in closed form, :func:`bernoulli_chain`), the solve started from ``pi0`` (a
+    smaller box's law, zero-padded) or the uniform law: symmetric Gauss-Seidel, or the same
+    sweeps with aggregation-disaggregation on the total count
     (:func:`.optimal_kernels.stationary_two_level`, when :func:`aggregated`), to the same
     residual."""
     if mode == MODE_SPLIT and mask is _BERNOULLI:
-        return (*bernoulli_chain(instance, L), None)
+        cost, means, boundary, lost, faces = _bernoulli_law(instance, top)
+        return _Law(cost, means, boundary, faces, lost, None)
     eta, mu, cost, _ = _rates(instance)
-    n_srv = instance.n_classes + 1
+    shape = tuple(int(v) + 1 for v in top)
+    size = int(np.prod(shape))
     if pi0 is None:
-        pi = np.full(n_states(instance.n_classes, L), 1.0 / n_states(instance.n_classes, L))
+        pi = np.full(size, 1.0 / size)
     else:
-        lp = round(pi0.size ** (1.0 / n_srv)) - 1
-        pi = np.pad(pi0.reshape((lp + 1,) * n_srv), [(0, L - lp)] * n_srv).reshape(-1)
+        pad = [(0, shape[j] - pi0.shape[j]) for j in range(len(shape))]
+        pi = np.pad(pi0, pad).reshape(-1)
         pi += 1e-3 / pi.size  # every state positive
         pi /= pi.sum()
     tol = min(max(rtol * GS_RESIDUAL_FACTOR, GS_RTOL_RANGE[0]), GS_RTOL_RANGE[1])
     if aggregated(instance, method):
-        sweeps, res = stationary_two_level(pi, L, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 2)
+        sweeps, res = stationary_two_level(pi, top, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 2)
     else:
-        sweeps, res = stationary_gauss_seidel(pi, L, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 10)
+        sweeps, res = stationary_gauss_seidel(
+            pi, top, eta, mu, mode, mask, p, tol, GS_MAX_SWEEPS, 10
+        )
     if not res <= tol * (eta.sum() + mu.sum()):
         raise AccuracyError(
-            f"truncation: Gauss-Seidel at level {L} did not converge in {sweeps} sweeps "
+            f"truncation: Gauss-Seidel at {_describe(top)} did not converge in {sweeps} sweeps "
             f"(max |pi Q| = {res:.3g})"
         )
-    means, boundary, lost = stationary_summary(pi, L, eta, mu, mode, mask, p)
-    return float(means @ cost), means, float(boundary), float(lost), pi
+    means, boundary, lost = stationary_summary(pi, top, eta, mu, mode, mask, p)
+    law = pi.reshape(shape)
+    faces = np.array([float(law.take(-1, axis=j).sum()) for j in range(len(shape))])
+    return _Law(float(means @ cost), means, float(boundary), faces, float(lost), law)
 
 
-def bernoulli_chain(instance: Instance, truncation: int):
+def _bernoulli_law(instance: Instance, top: np.ndarray):
+    """``(cost, means, boundary_mass, lost_rate, faces)`` of optimal Bernoulli routing on the
+    box: independent M/M/1/L_j queues."""
+    lam = arrival_rates(instance)
+    rho = lam / instance.mu
+    means = np.empty(rho.size)
+    faces = np.empty(rho.size)
+    for j, r in enumerate(rho):
+        k = np.arange(top[j] + 1, dtype=float)
+        w = np.exp(k * math.log(r)) if r > 0 else (k == 0).astype(float)
+        w /= w.sum()
+        means[j] = float(k @ w)
+        faces[j] = w[-1]
+    boundary = 1.0 - float(np.prod(1.0 - faces))
+    return float(means @ instance.cost), means, boundary, float(lam @ faces), faces
+
+
+def bernoulli_chain(instance: Instance, truncation):
     """``(cost, means, boundary_mass, lost_rate)`` of optimal Bernoulli routing on the chain
-    truncated at ``L``: the servers are independent M/M/1/L queues with arrival rates
-    ``lambda_j*`` (:func:`~.policies.arrival_rates`), ``P(x_j = k) ∝ rho_j^k``, ``k = 0..L``.
+    truncated at ``truncation`` (a level ``L`` or the levels ``L_j``): the servers are
+    independent M/M/1/L_j queues with arrival rates ``lambda_j*``
+    (:func:`~.policies.arrival_rates`), ``P(x_j = k) ∝ rho_j^k``, ``k = 0..L_j``.
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
     >>> round(bernoulli_chain(inst, 400)[0], 9)  # 0.62/0.38 + 3 (0.24/0.76)
     2.578947368
     """
-    L = _level(truncation)
-    lam = arrival_rates(instance)
-    rho = lam / instance.mu
-    k = np.arange(L + 1, dtype=float)
-    means = np.empty(rho.size)
-    top = np.empty(rho.size)
-    for j, r in enumerate(rho):
-        w = np.exp(k * math.log(r)) if r > 0 else (k == 0).astype(float)
-        w /= w.sum()
-        means[j] = float(k @ w)
-        top[j] = w[-1]
-    boundary = 1.0 - float(np.prod(1.0 - top))
-    return float(means @ instance.cost), means, boundary, float(lam @ top)
+    return _bernoulli_law(instance, chain_box(instance.n_classes, truncation))[:4]
 
 
 @dataclass(frozen=True)
@@ -480,15 +563,18 @@ class ChainEvaluation:
     per_server_mean_jobs:
         ``E[x_j]`` (jobs), shape ``(C + 1,)``.
     truncation:
-        The level ``L`` of the reported cost.
+        The largest level ``max_j L_j`` of the reported cost's box.
     boundary_mass:
-        Stationary probability of ``{max_j x_j = L}``.
+        Stationary probability of the boundary ``{x_j = L_j for some j}``.
     lost_rate:
         Arrivals lost to the truncation per unit time.
     certified:
-        Whether the cost moved by at most ``rtol`` (relative) from the level before.
+        Whether the cost moved by at most ``rtol`` (relative) on a step that raised every
+        level.
     history:
-        ``((L, cost), ...)`` of the levels solved.
+        ``((levels, cost), ...)`` of the boxes solved.
+    levels:
+        The box ``(L_0, ..., L_C)`` of the reported cost.
     """
 
     policy: str
@@ -499,99 +585,34 @@ class ChainEvaluation:
     lost_rate: float
     certified: bool
     history: tuple = ()
+    levels: tuple = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """``cost``, ``truncation``, ``boundary_mass``, ``lost_rate``, ``certified``,
-        ``per_server_mean_jobs`` and ``history`` (a list of ``[L, cost]``)."""
+        """``cost``, ``truncation``, ``levels``, ``boundary_mass``, ``lost_rate``,
+        ``certified``, ``per_server_mean_jobs`` and ``history`` (a list of ``[levels,
+        cost]``)."""
         return {
             "cost": float(self.cost),
             "truncation": int(self.truncation),
+            "levels": [int(v) for v in self.levels],
             "boundary_mass": float(self.boundary_mass),
             "lost_rate": float(self.lost_rate),
             "certified": bool(self.certified),
             "per_server_mean_jobs": [float(v) for v in self.per_server_mean_jobs],
-            "history": [[int(level), float(c)] for level, c in self.history],
+            "history": [[[int(v) for v in levels], float(c)] for levels, c in self.history],
         }
+
+
+def _evaluation(name: str, law: _Law, top: np.ndarray, certified: bool, history) -> ChainEvaluation:
+    return ChainEvaluation(
+        policy=name, cost=law.cost, per_server_mean_jobs=law.means, truncation=int(top.max()),
+        boundary_mass=law.boundary, lost_rate=law.lost, certified=bool(certified),
+        history=tuple(history), levels=tuple(int(v) for v in top),
+    )  # fmt: skip
 
 
 def _next_level(L: int) -> int:
     return max(L + 1, math.ceil(LEVEL_FACTOR * L))
-
-
-def _levels_cap(instance: Instance, max_level: int | None, max_bytes: int) -> int:
-    cap = largest_level(instance.n_classes, max_bytes)
-    default = DEFAULT_MAX_LEVEL.get(instance.n_classes, cap)
-    return min(cap, default if max_level is None else int(max_level))
-
-
-def evaluate_policy(
-    instance: Instance,
-    policy: Any,
-    truncation: int | None = None,
-    *,
-    certify: bool = True,
-    rtol: float = DEFAULT_RTOL,
-    start: int | None = None,
-    max_level: int | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    strict: bool = False,
-    method: str = "auto",
-) -> ChainEvaluation:
-    """The exact stationary cost of ``policy`` on the chain (compiled Gauss-Seidel on the
-    balance equations, residual ``<= rtol 1e-5 Lambda`` within ``[1e-13, 1e-9] Lambda``).
-
-    ``policy``: ``"bernoulli"`` (the exact solver's optimal split), ``"jsq"``, ``"led"``,
-    ``"io"``, ``"pi"``, ``"pi2"``, a user index policy (``"path.py:name"``, a callable
-    ``index(server, jobs, instance)``; ``docs/README.md#your-own-policy``), or a decision table
-    (flat uint32 array, bit ``i - 1`` = class ``i`` to server ``i``; then ``certify`` must be
-    False). ``certify=False``: solved at ``truncation`` only (``certified`` False). Else from
-    ``start`` (default: the level before ``truncation`` in the sequence, or
-    :data:`START_LEVEL`) the level is raised by :data:`LEVEL_FACTOR` until the cost moves by
-    at most ``rtol`` (relative) and is at least ``truncation``; if ``max_level`` or
-    ``max_bytes`` comes first the last level is returned with ``certified`` False (an
-    :class:`~queue_routing.errors.AccuracyError` with ``strict``). ``method``
-    (:data:`METHODS`): PI²'s evaluation of PI, and the stationary solver (:func:`aggregated`).
-
-    >>> from queue_routing.multiskill import Instance
-    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
-    >>> ev = evaluate_policy(inst, "bernoulli")  # product form: 0.62/0.38 + 3 (0.24/0.76)
-    >>> ev.certified, bool(abs(ev.cost - (0.62 / 0.38 + 3 * 0.24 / 0.76)) < 1e-5)
-    (True, True)
-    """
-    positive("rtol", rtol)
-    method = chain_method(instance, method)
-    table = isinstance(policy, np.ndarray)
-    if table and certify:
-        raise ArgumentError("certify", "certify: a decision table is evaluated at its own level")
-    pol = policy if table else resolve_chain_policy(policy)
-    name = "table" if table else policy_name(pol)
-    if not certify:
-        L = _level(truncation)
-        check_memory(instance.n_classes, L, max_bytes)
-        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000, method)
-        c, means, bm, lost, _ = _stationary(instance, L, mode, mask, p, None, rtol, method)
-        return ChainEvaluation(name, c, means, L, bm, lost, False, ((L, c),))
-    cap = _levels_cap(instance, max_level, max_bytes)
-    target = START_LEVEL if truncation is None else _level(truncation)
-    L = _level(start) if start is not None else max(2, _previous_level(target))
-    history: list[tuple[int, float]] = []
-    prev = None
-    law = None
-    while True:
-        check_memory(instance.n_classes, L, max_bytes)
-        mode, mask, p = _policy_arrays(instance, pol, L, rtol, 1_000_000, method)
-        c, means, bm, lost, law = _stationary(instance, L, mode, mask, p, law, rtol, method)
-        history.append((L, c))
-        ok = prev is not None and abs(c - prev) <= rtol * abs(c) and L >= target
-        nxt = _next_level(L)
-        if ok or nxt > cap:
-            if not ok and strict:
-                raise AccuracyError(
-                    f"truncation: the cost of {name} is not stable to rtol {rtol:g} below level "
-                    f"{cap} (levels and costs {history[-3:]})"
-                )
-            return ChainEvaluation(name, c, means, L, bm, lost, ok, tuple(history))
-        prev, L = c, nxt
 
 
 def _previous_level(L: int) -> int:
@@ -602,16 +623,136 @@ def _previous_level(L: int) -> int:
     return k
 
 
+def _check_shape(shape: str) -> str:
+    if shape not in SHAPES:
+        raise ArgumentError("shape", f"shape must be one of {list(SHAPES)}, got {shape!r}")
+    return shape
+
+
+def _grown(top: np.ndarray, faces: np.ndarray, rtol: float, shape: str) -> np.ndarray:
+    """The next box: every level raised by :data:`LEVEL_FACTOR` (``shape="cube"``, or when no
+    face holds more than :data:`FACE_FACTOR` ``* rtol``), else only those of the heavy faces.
+
+    >>> _grown(np.array([10, 10, 10]), np.array([1e-3, 1e-9, 0.0]), 1e-4, "box").tolist()
+    [15, 10, 10]
+    >>> _grown(np.array([15, 10, 10]), np.array([1e-9, 1e-9, 0.0]), 1e-4, "box").tolist()
+    [23, 15, 15]
+    """
+    heavy = faces > FACE_FACTOR * rtol
+    grow = heavy if shape == "box" and heavy.any() else np.ones(top.size, dtype=bool)
+    return np.array([_next_level(int(v)) if g else int(v) for v, g in zip(top, grow, strict=True)])
+
+
+def _certified(top, prev_top, cost, prev, rtol, floor) -> bool:
+    """The cost at ``top`` is certified: it moved by at most ``rtol`` (relative) from the box
+    ``prev_top`` with every level raised since, and ``top`` holds ``floor``."""
+    return (
+        prev is not None
+        and bool((top > prev_top).all())
+        and abs(cost - prev) <= rtol * abs(cost)
+        and bool((top >= floor).all())
+    )
+
+
+def _levels_cap(instance: Instance, max_level: int | None, max_bytes: int) -> int:
+    """The highest automatic level of any server (``max_bytes`` bounds the box apart)."""
+    if max_level is not None:
+        return int(max_level)
+    return DEFAULT_MAX_LEVEL.get(instance.n_classes, largest_level(instance.n_classes, max_bytes))
+
+
+def _fits(instance: Instance, top: np.ndarray, cap: int, max_bytes: int) -> bool:
+    return int(top.max()) <= cap and chain_bytes(instance.n_classes, top) <= max_bytes
+
+
+def evaluate_policy(
+    instance: Instance,
+    policy: Any,
+    truncation=None,
+    *,
+    certify: bool = True,
+    rtol: float = DEFAULT_RTOL,
+    start=None,
+    max_level: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    strict: bool = False,
+    method: str = "auto",
+    shape: str = "box",
+) -> ChainEvaluation:
+    """The exact stationary cost of ``policy`` on the chain (compiled Gauss-Seidel on the
+    balance equations, residual ``<= rtol 1e-5 Lambda`` within ``[1e-13, 1e-9] Lambda``).
+
+    ``policy``: ``"bernoulli"`` (the exact solver's optimal split), ``"jsq"``, ``"led"``,
+    ``"io"``, ``"pi"``, ``"pi2"``, a user index policy (``"path.py:name"``, a callable
+    ``index(server, jobs, instance)``; ``docs/your-own-policy.md``), or a decision table
+    (flat uint32 array, bit ``i - 1`` = class ``i`` to server ``i``; then ``certify`` must be
+    False). ``truncation`` and ``start``: a level ``L`` (the cube) or a box's levels ``(L_0,
+    ..., L_C)``. ``certify=False``: solved at ``truncation`` only (``certified`` False). Else
+    from ``start`` (default: the box one step below ``truncation``, or below
+    :data:`START_LEVEL`) the levels are raised (``shape``, :func:`_grown`) until the cost
+    moves by at most ``rtol`` (relative) on a step that raised every level and the box holds
+    ``truncation``; if ``max_level`` or ``max_bytes`` comes first the last box is returned
+    with ``certified`` False (an :class:`~queue_routing.errors.AccuracyError` with
+    ``strict``). ``method`` (:data:`METHODS`): PI²'s evaluation of PI, and the stationary
+    solver (:func:`aggregated`).
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> ev = evaluate_policy(inst, "bernoulli")  # product form: 0.62/0.38 + 3 (0.24/0.76)
+    >>> ev.certified, bool(abs(ev.cost - (0.62 / 0.38 + 3 * 0.24 / 0.76)) < 1e-5)
+    (True, True)
+    """
+    positive("rtol", rtol)
+    method = chain_method(instance, method)
+    shape = _check_shape(shape)
+    table = isinstance(policy, np.ndarray)
+    if table and certify:
+        raise ArgumentError("certify", "certify: a decision table is evaluated at its own level")
+    pol = policy if table else resolve_chain_policy(policy)
+    name = "table" if table else policy_name(pol)
+    n = instance.n_classes
+    if not certify:
+        top = chain_box(n, truncation)
+        check_memory(n, top, max_bytes)
+        mode, mask, p = _policy_arrays(instance, pol, top, rtol, 1_000_000, method)
+        law = _stationary(instance, top, mode, mask, p, None, rtol, method)
+        return _evaluation(name, law, top, False, ((tuple(int(v) for v in top), law.cost),))
+    cap = _levels_cap(instance, max_level, max_bytes)
+    floor = chain_box(n, START_LEVEL if truncation is None else truncation)
+    if start is not None:
+        top = chain_box(n, start)
+    else:
+        top = np.array([max(2, _previous_level(int(v))) for v in floor])
+    history: list[tuple[tuple, float]] = []
+    prev, prev_top, law = None, None, None
+    while True:
+        check_memory(n, top, max_bytes)
+        mode, mask, p = _policy_arrays(instance, pol, top, rtol, 1_000_000, method)
+        law = _stationary(instance, top, mode, mask, p, None if law is None else law.pi, rtol,
+                          method)  # fmt: skip
+        history.append((tuple(int(v) for v in top), law.cost))
+        ok = _certified(top, prev_top, law.cost, prev, rtol, floor)
+        nxt = np.maximum(_grown(top, law.faces, rtol, shape), floor)
+        if ok or not _fits(instance, nxt, cap, max_bytes):
+            if not ok and strict:
+                raise AccuracyError(
+                    f"truncation: the cost of {name} is not stable to rtol {rtol:g} below level "
+                    f"{cap} (levels and costs {history[-3:]})"
+                )
+            return _evaluation(name, law, top, ok, history)
+        prev, prev_top, top = law.cost, top, nxt
+
+
 # -- the optimum ------------------------------------------------------------------------------
 def _policy_iteration(
     instance: Instance,
-    L: int,
+    top: np.ndarray,
     h: np.ndarray,
     rtol: float,
     max_iter: int,
     progress: Callable[..., Any] | None = None,
 ) -> tuple[int, float, float, bool, np.ndarray]:
-    """Policy iteration at level ``L`` in place on ``h`` (the start values): the decision
+    """Policy iteration on the box ``top`` in place on ``h`` (the start values): the decision
     table greedy for ``h``, then alternately its evaluation (:func:`_poisson`, warm-started
     from the last values and cost, to :data:`LOOSE_FACTOR` times ``rtol`` until the policy is
     stable, then to ``rtol``) and policy improvement keeping ties on the incumbent
@@ -622,33 +763,33 @@ def _policy_iteration(
     iterations, lower, upper, converged, mask)``."""
     eta, mu, cost, _ = _rates(instance)
     n_srv = instance.n_classes + 1
-    mask = greedy_mask(h, L, n_srv)
+    mask = greedy_mask(h, top, n_srv)
     g = math.nan
     total = 0
     ok = False
     loose = rtol * LOOSE_FACTOR
     for _step in range(MAX_POLICY_STEPS):
         it, g, lower, upper, ok = _poisson(
-            instance, L, h, MODE_TABLE, mask, np.zeros(1), g, loose, max_iter
+            instance, top, h, MODE_TABLE, mask, np.zeros(1), g, loose, max_iter
         )
         total += it
         if progress is not None:
-            progress(it, extra=f"level {L}, policy bounds [{lower:.6g}, {upper:.6g}]")
+            progress(it, extra=f"{_describe(top)}, policy bounds [{lower:.6g}, {upper:.6g}]")
         if not ok:
             break
         tol = TIE_RTOL * float(np.max(np.abs(h)))
-        if improve_mask(h, L, n_srv, mask, tol) == 0:
+        if improve_mask(h, top, n_srv, mask, tol) == 0:
             if loose <= rtol:
                 break
             loose = rtol  # the policy is stable at the loose tolerance: solve exactly
-    lower, upper = bellman_bounds(h, L, eta, mu, cost)
+    lower, upper = bellman_bounds(h, top, eta, mu, cost)
     ok = ok and upper - lower <= rtol * 0.5 * abs(upper + lower)
     return total, float(lower), float(upper), bool(ok), mask
 
 
 @dataclass(frozen=True)
 class OptimalResult:
-    """The average-cost optimal routing on the chain truncated at ``L``.
+    """The average-cost optimal routing on the chain truncated to a box.
 
     Attributes
     ----------
@@ -658,17 +799,19 @@ class OptimalResult:
         Span bounds ``Lambda min(Th - h)`` and ``Lambda max(Th - h)`` of the last value
         iteration step (cost per unit time).
     truncation:
-        The level ``L``.
+        The largest level ``max_j L_j`` of the final box.
     converged:
-        The span bounds met ``rtol`` at the final level, and, when the level was chosen
-        automatically, the cost is certified (moved by at most ``rtol`` from the level
-        before). An explicit level is solved as it stands: ``converged`` then says only that
-        the bounds met.
+        The span bounds met ``rtol`` at the final box, and, when the levels were chosen
+        automatically, the cost is certified (moved by at most ``rtol`` on the last step,
+        which raised every level). An explicit truncation is solved as it stands:
+        ``converged`` then says only that the bounds met.
     certified:
-        The level was raised until the cost no longer moved (False for an explicit level).
+        The levels were raised until the cost no longer moved (False for an explicit
+        truncation).
     boundary_mass, lost_rate:
-        Stationary probability of ``{max_j x_j = L}`` under the optimal decision table, and
-        the rate of arrivals it loses to the truncation (jobs per unit time).
+        Stationary probability of the boundary ``{x_j = L_j for some j}`` under the optimal
+        decision table, and the rate of arrivals it loses to the truncation (jobs per unit
+        time).
     table_cost:
         The stationary cost of the optimal decision table (Gauss-Seidel), a check of ``cost``.
     iterations, seconds:
@@ -677,12 +820,16 @@ class OptimalResult:
     method:
         ``"value"`` or ``"policy"`` (:func:`chain_method`).
     history:
-        ``((L, cost, lower, upper), ...)`` of the levels tried.
+        ``((levels, cost, lower, upper), ...)`` of the boxes tried.
+    levels:
+        The final box ``(L_0, ..., L_C)``.
+    face_mass:
+        Stationary probability of each face ``{x_j = L_j}`` (shape ``(C + 1,)``).
     mask:
         The decision table, flat (C order): bit ``i - 1`` set routes class ``i`` to server
         ``i`` (see :meth:`route`, :meth:`decision_table`).
     relative_values:
-        ``h`` (shape ``(L + 1,)^(C + 1)``, cost units), ``h(0) = 0``.
+        ``h`` (shape ``(L_0 + 1, ..., L_C + 1)``, cost units), ``h(0) = 0``.
     """
 
     cost: float
@@ -699,6 +846,8 @@ class OptimalResult:
     history: tuple
     n_classes: int
     method: str = "value"
+    levels: tuple = ()
+    face_mass: np.ndarray = field(repr=False, compare=False, default=None)
     mask: np.ndarray = field(repr=False, compare=False, default=None)
     relative_values: np.ndarray = field(repr=False, compare=False, default=None)
 
@@ -709,33 +858,36 @@ class OptimalResult:
 
     def route(self, state: Sequence[int], job_class: int) -> int:
         """The server (``job_class`` or 0) the optimal policy sends a class-``job_class``
-        arrival to in ``state = (x_0, ..., x_C)`` (every count ``<= L``)."""
-        L, n_srv = self.truncation, self.n_classes + 1
+        arrival to in ``state = (x_0, ..., x_C)`` (every count ``x_j <= L_j``)."""
+        top, n_srv = self.levels, self.n_classes + 1
         x = [int(v) for v in state]
-        if len(x) != n_srv or min(x) < 0 or max(x) > L:
-            raise ArgumentError("state", f"state must be {n_srv} counts in 0..{L}, got {state}")
+        if len(x) != n_srv or min(x) < 0 or any(v > t for v, t in zip(x, top, strict=True)):
+            raise ArgumentError(
+                "state", f"state must be {n_srv} counts x_j in 0..L_j = {list(top)}, got {state}"
+            )
         integer("job_class", job_class, 1, self.n_classes)
-        s = int(np.ravel_multi_index(x, (L + 1,) * n_srv))
+        s = int(np.ravel_multi_index(x, tuple(t + 1 for t in top)))
         return job_class if (int(self.mask[s]) >> (job_class - 1)) & 1 else 0
 
     def decision_table(self) -> np.ndarray:
-        """``d[x_0, ..., x_C, i - 1]`` (bool, shape ``(L + 1,)^(C + 1) + (C,)``): True where the
-        optimal policy routes a class-``i`` arrival to server ``i``."""
-        shape = (self.truncation + 1,) * (self.n_classes + 1)
+        """``d[x_0, ..., x_C, i - 1]`` (bool, shape ``(L_0 + 1, ..., L_C + 1, C)``): True where
+        the optimal policy routes a class-``i`` arrival to server ``i``."""
+        shape = tuple(t + 1 for t in self.levels)
         bits = np.arange(self.n_classes, dtype=np.uint32)
         return (
             ((self.mask[:, None] >> bits[None, :]) & 1).astype(bool).reshape(*shape, self.n_classes)
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON object: ``cost``, ``bounds`` ``[lower, upper]``, ``truncation``,
+        """A JSON object: ``cost``, ``bounds`` ``[lower, upper]``, ``truncation``, ``levels``,
         ``converged``, ``certified``, ``boundary_mass``, ``lost_rate``, ``table_cost``,
-        ``iterations``, ``seconds``, ``method``, ``history`` (lists ``[L, cost, lower,
+        ``iterations``, ``seconds``, ``method``, ``history`` (lists ``[levels, cost, lower,
         upper]``); the decision table and the relative values stay attributes."""
         return {
             "cost": float(self.cost),
             "bounds": [float(self.lower), float(self.upper)],
             "truncation": int(self.truncation),
+            "levels": [int(v) for v in self.levels],
             "converged": bool(self.converged),
             "certified": bool(self.certified),
             "boundary_mass": float(self.boundary_mass),
@@ -744,21 +896,22 @@ class OptimalResult:
             "iterations": int(self.iterations),
             "seconds": float(self.seconds),
             "method": self.method,
-            "history": [[int(r[0]), *(float(v) for v in r[1:])] for r in self.history],
+            "history": [[[int(v) for v in r[0]], *(float(v) for v in r[1:])] for r in self.history],
         }
 
 
 def optimal_policy(
     instance: Instance,
-    truncation: int | None = None,
+    truncation=None,
     *,
     rtol: float = DEFAULT_RTOL,
-    start: int | None = None,
+    start=None,
     max_level: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_iter: int = 2_000_000,
     strict: bool = True,
     method: str = "auto",
+    shape: str = "box",
     progress: Callable[..., Any] | None = None,
 ) -> OptimalResult:
     """The optimal dynamic routing of ``instance`` on the truncated chain (module docstring).
@@ -766,16 +919,17 @@ def optimal_policy(
     Parameters
     ----------
     truncation:
-        ``None``: levels ``start`` (default :data:`START_LEVEL`), then times
-        :data:`LEVEL_FACTOR`, until the optimal cost moves by at most ``rtol`` relative
-        between two levels (certified). An integer: that level only, as it stands.
+        ``None``: the box from ``start`` (a level or levels; default the cube of
+        :data:`START_LEVEL`), its levels raised (``shape``) until the optimal cost moves by
+        at most ``rtol`` relative on a step that raised every level (certified). A level
+        ``L`` (the cube) or the levels ``(L_0, ..., L_C)``: that box only, as it stands.
     rtol:
         Relative tolerance of the certification; value iteration stops when its span bounds
         are within ``rtol / 10`` (relative).
     max_level, max_bytes:
         The automatic levels stay at most ``max_level`` (default :data:`DEFAULT_MAX_LEVEL`)
-        and within ``max_bytes`` of memory (:func:`chain_bytes`). A chain that does not fit at
-        the first level (``start``, or the explicit level) raises
+        and the box within ``max_bytes`` of memory (:func:`chain_bytes`). A chain that does
+        not fit at the first box (``start``, or the explicit truncation) raises
         :class:`~queue_routing.errors.ArgumentError` naming the memory it needs: the classes
         are too many for the exact chain.
     strict:
@@ -783,10 +937,13 @@ def optimal_policy(
         value iteration does not converge in ``max_iter`` steps); with ``strict=False`` the
         result is returned with ``converged`` False.
     method:
-        ``"value"``: relative value iteration at each level; ``"policy"``: policy iteration
-        (:func:`_policy_iteration`), each level started from the last level's values, the
+        ``"value"``: relative value iteration on each box; ``"policy"``: policy iteration
+        (:func:`_policy_iteration`), each box started from the last box's values, the
         bounds those of one value-iteration step from its relative values; ``"auto"``:
         value iteration (:data:`METHODS`).
+    shape:
+        ``"box"``: raise the levels of the heavy faces only (:data:`FACE_FACTOR`), every
+        level once none is heavy; ``"cube"``: every level at every step (:data:`SHAPES`).
 
     Examples
     --------
@@ -798,81 +955,90 @@ def optimal_policy(
     >>> opt = optimal_policy(inst)
     >>> opt.converged, opt.lower <= opt.cost <= opt.upper
     (True, True)
-    >>> bool(opt.cost <= evaluate_policy(inst, "pi", opt.truncation, certify=False).cost)
+    >>> bool(opt.cost <= evaluate_policy(inst, "pi", opt.levels, certify=False).cost)
     True
     >>> bool(abs(opt.table_cost - opt.cost) < 1e-5 * opt.cost)
     True
     """
     positive("rtol", rtol)
     method = chain_method(instance, method)
-    n_srv = instance.n_classes + 1
+    shape = _check_shape(shape)
+    n = instance.n_classes
+    n_srv = n + 1
     explicit = truncation is not None
     if explicit:
-        levels_cap = _level(truncation)
-        L = levels_cap
+        top = chain_box(n, truncation)
+        cap = int(top.max())
     else:
-        levels_cap = _levels_cap(instance, max_level, max_bytes)
-        L = START_LEVEL if start is None else _level(start)
-    check_memory(instance.n_classes, L, max_bytes)  # C too large: the memory it needs
+        cap = _levels_cap(instance, max_level, max_bytes)
+        top = chain_box(n, START_LEVEL if start is None else start)
+    check_memory(n, top, max_bytes)  # C too large: the memory it needs
     t0 = time.perf_counter()
-    history: list[tuple[int, float, float, float]] = []
+    history: list[tuple[tuple, float, float, float]] = []
     iterations = 0
     h = None
-    prev = None
+    prev, prev_top, law = None, None, None
+    certified = False
     while True:
-        h = _start_values(instance, L, h)
+        h = _start_values(instance, top, h).reshape(-1)
         if method == "policy":
             it, lower, upper, ok, mask = _policy_iteration(
-                instance, L, h, rtol / 10, max_iter, progress
+                instance, top, h, rtol / 10, max_iter, progress
             )
         else:
             it, lower, upper, ok = _iterate(
-                instance, L, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter, progress
-            )
+                instance, top, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter,
+                progress,
+            )  # fmt: skip
+            mask = greedy_mask(h, top, n_srv)
         iterations += it
         cost = 0.5 * (lower + upper)
-        history.append((L, cost, lower, upper))
+        history.append((tuple(int(v) for v in top), cost, lower, upper))
+        h = h.reshape(tuple(int(v) + 1 for v in top))
         if not ok:
             msg = (
-                f"truncation: {method} iteration at level {L} did not converge in {it} "
+                f"truncation: {method} iteration at {_describe(top)} did not converge in {it} "
                 f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
             )
             if strict:
                 raise AccuracyError(msg)
+            law = None  # the table of this box is solved below, as it stands
             break
-        certified = prev is not None and abs(cost - prev) <= rtol * abs(cost)
-        nxt = _next_level(L)
-        if explicit or certified or nxt > levels_cap:
+        law = _stationary(instance, top, MODE_TABLE, mask, np.zeros(1),
+                          None if law is None else law.pi, rtol, method)  # fmt: skip
+        certified = not explicit and _certified(top, prev_top, cost, prev, rtol, top)
+        if explicit or certified:
             break
-        prev, L = cost, nxt
-    certified = (not explicit) and ok and prev is not None and abs(cost - prev) <= rtol * abs(cost)
+        nxt = _grown(top, law.faces, rtol, shape)
+        if not _fits(instance, nxt, cap, max_bytes):
+            break
+        prev, prev_top, top = cost, top, nxt
     if not explicit and not certified and strict:
         raise AccuracyError(
             f"truncation: the optimal cost is not stable to rtol {rtol:g} below level "
-            f"{levels_cap} (levels and costs {[(r[0], r[1]) for r in history[-3:]]})"
+            f"{cap} (levels and costs {[(r[0], r[1]) for r in history[-3:]]})"
         )
-    if method == "value":
-        mask = greedy_mask(h, L, n_srv)
-    table_cost, _, boundary, lost, _ = _stationary(
-        instance, L, MODE_TABLE, mask, np.zeros(1), None, rtol, method
-    )
+    if law is None:  # value iteration did not converge on the first box (strict=False)
+        law = _stationary(instance, top, MODE_TABLE, mask, np.zeros(1), None, rtol, method)
     return OptimalResult(
         cost=float(cost),
         lower=float(lower),
         upper=float(upper),
-        truncation=int(L),
+        truncation=int(top.max()),
         converged=bool(ok and (explicit or certified)),
         certified=bool(certified),
-        boundary_mass=boundary,
-        lost_rate=lost,
-        table_cost=table_cost,
+        boundary_mass=law.boundary,
+        lost_rate=law.lost,
+        table_cost=law.cost,
         iterations=int(iterations),
         seconds=time.perf_counter() - t0,
         history=tuple(history),
-        n_classes=instance.n_classes,
+        n_classes=n,
         method=method,
+        levels=tuple(int(v) for v in top),
+        face_mass=law.faces,
         mask=mask,
-        relative_values=h.reshape((L + 1,) * n_srv),
+        relative_values=h,
     )
 
 
@@ -899,35 +1065,37 @@ def _down(h: np.ndarray, axis: int) -> np.ndarray:
 
 
 def optimal_values(
-    instance: Instance, truncation: int, rtol: float = DEFAULT_RTOL / 10, max_iter: int = 2_000_000
+    instance: Instance, truncation, rtol: float = DEFAULT_RTOL / 10, max_iter: int = 2_000_000
 ) -> tuple[np.ndarray, int, float, float, bool]:
-    """The value iteration of :func:`optimal_policy` at one level by the compiled kernel,
-    from PI's separable values, nothing else (no decision table, no stationary law): ``(h,
-    iterations, lower, upper, converged)``, ``h`` of shape ``(L + 1,)^(C + 1)``. The same
-    operator as :func:`optimal_values_vectorised`."""
-    L = _level(truncation)
-    h = _start_values(instance, L, None)
+    """The value iteration of :func:`optimal_policy` on one box (a level or levels) by the
+    compiled kernel, from PI's separable values, nothing else (no decision table, no
+    stationary law): ``(h, iterations, lower, upper, converged)``, ``h`` of shape ``(L_0 + 1,
+    ..., L_C + 1)``. The same operator as :func:`optimal_values_vectorised`."""
+    top = chain_box(instance.n_classes, truncation)
+    h = _start_values(instance, top, None)
     it, lower, upper, ok = _iterate(
-        instance, L, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol, max_iter
+        instance, top, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol, max_iter
     )
-    return h.reshape((L + 1,) * (instance.n_classes + 1)), it, lower, upper, ok
+    return h.reshape(tuple(int(v) + 1 for v in top)), it, lower, upper, ok
 
 
 def optimal_values_vectorised(
-    instance: Instance, truncation: int, rtol: float = DEFAULT_RTOL / 10, max_iter: int = 2_000_000
+    instance: Instance, truncation, rtol: float = DEFAULT_RTOL / 10, max_iter: int = 2_000_000
 ) -> tuple[np.ndarray, int, float, float, bool]:
-    """The value iteration of :func:`optimal_policy` at one level in numpy, vectorised over
-    the state grid (the reference implementation of the compiled kernel and the baseline of
+    """The value iteration of :func:`optimal_policy` on one box in numpy, vectorised over the
+    state grid (the reference implementation of the compiled kernel and the baseline of
     ``benchmarks/optimal_value_iteration.py``), from the same start (PI's separable values).
-    Returns ``(h, iterations, lower, upper, converged)``, ``h`` of shape ``(L + 1,)^(C + 1)``.
+    Returns ``(h, iterations, lower, upper, converged)``, ``h`` of shape ``(L_0 + 1, ...,
+    L_C + 1)``.
     """
-    L = _level(truncation)
+    top = chain_box(instance.n_classes, truncation)
     n_srv = instance.n_classes + 1
     eta, mu, cost, big_lam = _rates(instance)
-    h = _start_values(instance, L, None).reshape((L + 1,) * n_srv)
+    h = _start_values(instance, top, None).reshape(tuple(int(v) + 1 for v in top))
     grid = np.indices(h.shape)
     holding = np.tensordot(cost, grid, axes=1).astype(float)
     busy = [grid[j] > 0 for j in range(n_srv)]
+    full = [grid[j] == top[j] for j in range(n_srv)]
     stay = big_lam - eta.sum() - sum(mu[j] * busy[j] for j in range(n_srv))
     lower = upper = math.nan
     for it in range(1, max_iter + 1):
@@ -935,8 +1103,10 @@ def optimal_values_vectorised(
         th = holding + stay * h
         for j in range(n_srv):
             th += mu[j] * _down(h, j)
-        for i in range(1, n_srv):
-            th += eta[i - 1] * np.minimum(_up(h, i), h0)
+        for i in range(1, n_srv):  # the least server with room; the other one if full
+            hi = _up(h, i)
+            best = np.where(full[i], h0, np.where(full[0], hi, np.minimum(hi, h0)))
+            th += eta[i - 1] * best
         th /= big_lam
         diff = th - h
         lower, upper = big_lam * float(diff.min()), big_lam * float(diff.max())
@@ -965,14 +1135,16 @@ class OptimalComparison:
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON object: ``cost``, ``bounds``, ``truncation``, ``converged``,
-        ``certified``, ``boundary_mass`` of the optimum, and ``policies``: per policy
-        ``cost``, ``gap_pct``, ``truncation``, ``boundary_mass`` and ``certified``."""
+        ``certified``, ``boundary_mass``, ``levels`` of the optimum, and ``policies``: per
+        policy ``cost``, ``gap_pct``, ``truncation``, ``levels``, ``boundary_mass`` and
+        ``certified``."""
         opt = self.optimal
         gaps = self.gaps
         return {
             "cost": float(opt.cost),
             "bounds": [float(opt.lower), float(opt.upper)],
             "truncation": int(opt.truncation),
+            "levels": [int(v) for v in opt.levels],
             "converged": bool(opt.converged),
             "certified": bool(opt.certified),
             "boundary_mass": float(opt.boundary_mass),
@@ -981,6 +1153,7 @@ class OptimalComparison:
                     "cost": float(ev.cost),
                     "gap_pct": float(gaps[k]),
                     "truncation": int(ev.truncation),
+                    "levels": [int(v) for v in ev.levels],
                     "boundary_mass": float(ev.boundary_mass),
                     "certified": bool(ev.certified),
                 }
@@ -992,23 +1165,25 @@ class OptimalComparison:
 def compare_with_optimum(
     instance: Instance,
     policies: Sequence[Any] = CHAIN_POLICIES,
-    truncation: int | None = None,
+    truncation=None,
     *,
     rtol: float = DEFAULT_RTOL,
     max_level: int | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     strict: bool = True,
     method: str = "auto",
+    shape: str = "box",
     progress: Callable[..., Any] | None = None,
 ) -> OptimalComparison:
     """:func:`optimal_policy` and :func:`evaluate_policy` of each of ``policies``.
 
-    With ``truncation=None`` each policy's level starts one step below the optimum's
-    certified level and is raised until its own cost is certified (a policy with a heavier
-    tail than the optimum needs a higher level); with an explicit level every policy is
-    solved at that level. A policy whose cost cannot be certified is reported with
-    ``certified`` False (never an error: the optimum still is). ``method``: the solvers
-    (:func:`chain_method`), the same for the optimum and every policy.
+    With ``truncation=None`` each policy's box starts at the optimum's box before the
+    certified one and is raised (by its own faces, ``shape``) until its own cost is certified
+    on a box holding the optimum's (a policy with a heavier tail than the optimum needs
+    higher levels); with an explicit truncation every policy is solved on that box. A policy
+    whose cost cannot be certified is reported with ``certified`` False (never an error: the
+    optimum still is). ``method``: the solvers (:func:`chain_method`), the same for the
+    optimum and every policy.
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
@@ -1018,8 +1193,9 @@ def compare_with_optimum(
     """
     opt = optimal_policy(
         instance, truncation, rtol=rtol, max_level=max_level, max_bytes=max_bytes,
-        strict=strict, method=method, progress=progress,
+        strict=strict, method=method, shape=shape, progress=progress,
     )  # fmt: skip
+    start = opt.history[-2][0] if len(opt.history) > 1 else None
     evaluations = {}
     for policy in policies:
         pol = resolve_chain_policy(policy)
@@ -1031,7 +1207,7 @@ def compare_with_optimum(
             )  # fmt: skip
         else:
             evaluations[name] = evaluate_policy(
-                instance, pol, opt.truncation, rtol=rtol, max_level=max_level,
-                max_bytes=max_bytes, method=method,
+                instance, pol, opt.levels, rtol=rtol, start=start, max_level=max_level,
+                max_bytes=max_bytes, method=method, shape=shape,
             )  # fmt: skip
     return OptimalComparison(optimal=opt, evaluations=evaluations)

@@ -1,11 +1,13 @@
 """Compiled kernels of :mod:`.optimal`: value iteration and stationary distributions on the
 truncated count chain of Part A (``docs/multiskill.md#the-optimal-dynamic-policy``).
 
-The state ``x = (x_0, ..., x_C)``, each count in ``0..L``, is flattened in C order (the last
-server's count varies fastest): ``s = sum_j x_j stride_j`` with ``stride_j = (L + 1)^(C - j)``.
-A kernel walks the grid in that order with an odometer of the counts, so no array of
-coordinates is ever stored (a chain of ``(L + 1)^(C + 1)`` states keeps only a few flat
-arrays of that length, :data:`~.optimal.BYTES_PER_STATE`).
+The chain is truncated to a box: server ``j`` holds at most ``top[j] = L_j`` jobs (``top``
+an int64 array of shape ``(C + 1,)``; the cube of level ``L`` is ``top = (L, ..., L)``). The
+state ``x = (x_0, ..., x_C)``, ``0 <= x_j <= L_j``, is flattened in C order (the last
+server's count varies fastest): ``s = sum_j x_j stride_j`` with ``stride_j = prod_{k > j}
+(L_k + 1)``. A kernel walks the grid in that order with an odometer of the counts, so no
+array of coordinates is ever stored (a chain of ``prod_j (L_j + 1)`` states keeps only a few
+flat arrays of that length, :data:`~.optimal.BYTES_PER_STATE`).
 
 Routing is given in one of three modes, the same in every kernel:
 
@@ -15,7 +17,14 @@ Routing is given in one of three modes, the same in every kernel:
 ``MODE_SPLIT`` (2)    Bernoulli routing: class ``i`` to server ``i`` with probability
                       ``p[i - 1]`` in every state.
 
-A job routed to a server that holds ``L`` jobs is lost (the chain of :mod:`.markov`).
+At the faces of the box a job is *redirected*: a class-``i`` job whose chosen server is full
+(``x_j = L_j``) goes to the other server (``i`` or 0), and is lost only when both are full.
+The optimum (``MODE_OPTIMAL``) then chooses only where both servers have room, and a decision
+table is made to obey the rule by :func:`redirect_mask`. So no policy can lower its cost by
+sending jobs into a full server to have them lost, which the optimum of a chain with losses
+(:mod:`.markov`'s) does at every face it can reach; this keeps the faces of the box honest
+measures of the tail. Bernoulli routing (``MODE_SPLIT``), which ignores the state, loses a
+job sent to a full server: its servers stay independent finite queues.
 """
 
 from __future__ import annotations
@@ -23,16 +32,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..checks import integer, is_int, show
+from ..errors import ArgumentError
+
 __all__ = [
     "MODE_OPTIMAL",
     "MODE_SPLIT",
     "MODE_TABLE",
     "bellman_bounds",
+    "chain_box",
     "greedy_mask",
     "improve_mask",
     "index_mask",
     "poisson_two_level",
     "poisson_two_level_2",
+    "redirect_mask",
     "relative_value_iteration",
     "relative_value_iteration_2",
     "relative_value_iteration_3",
@@ -47,22 +61,66 @@ MODE_TABLE = 1
 MODE_SPLIT = 2
 
 
-def strides(n_servers: int, L: int) -> np.ndarray:
-    """``stride_j = (L + 1)^(n_servers - 1 - j)`` (int64, shape ``(n_servers,)``), the flat
-    offset of one more job at server ``j``.
+def chain_box(n_classes: int, truncation) -> np.ndarray:
+    """The levels ``top = (L_0, ..., L_C)`` (int64) of a truncation given as one level ``L``
+    (the cube) or as ``C + 1`` levels, each an integer ``>= 1``; anything else is an
+    :class:`~queue_routing.errors.ArgumentError` naming ``truncation``.
 
-    >>> strides(3, 4).tolist()
-    [25, 5, 1]
+    >>> chain_box(2, 5).tolist(), chain_box(2, (40, 8, 6)).tolist()
+    ([5, 5, 5], [40, 8, 6])
     """
-    return np.array([(L + 1) ** (n_servers - 1 - j) for j in range(n_servers)], dtype=np.int64)
+    n_srv = int(n_classes) + 1
+    if is_int(truncation):
+        return np.full(n_srv, integer("truncation", truncation, 1), dtype=np.int64)
+    try:
+        levels = list(truncation)
+    except TypeError:
+        levels = []
+    if len(levels) != n_srv or isinstance(truncation, str):
+        raise ArgumentError(
+            "truncation",
+            f"truncation must be a level L >= 1 or {n_srv} levels (L_0, ..., L_C), got "
+            f"{show(truncation)}",
+        )
+    return np.array([integer("truncation", v, 1) for v in levels], dtype=np.int64)
+
+
+def strides(top: np.ndarray) -> np.ndarray:
+    """``stride_j = prod_{k > j} (L_k + 1)`` (int64, shape ``(C + 1,)``), the flat offset of
+    one more job at server ``j`` in the box ``top = (L_0, ..., L_C)``.
+
+    >>> strides(np.array([4, 4, 4])).tolist(), strides(np.array([9, 3, 2])).tolist()
+    ([25, 5, 1], [12, 3, 1])
+    """
+    return _strides(np.ascontiguousarray(top, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _strides(top):  # pragma: no cover - compiled
+    n_srv = top.size
+    st = np.empty(n_srv, dtype=np.int64)
+    acc = 1
+    for j in range(n_srv - 1, -1, -1):
+        st[j] = acc
+        acc *= top[j] + 1
+    return st
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _advance(x, L):  # pragma: no cover - compiled
-    """The odometer: ``x`` to the next state in C order (in place)."""
+def _total(top):  # pragma: no cover - compiled
+    """``sum_j L_j``, the largest total count in the box."""
+    t = 0
+    for j in range(top.size):
+        t += top[j]
+    return t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _advance(x, top):  # pragma: no cover - compiled
+    """The odometer: ``x`` to the next state of the box ``top`` in C order (in place)."""
     j = x.size - 1
     while j >= 0:
-        if x[j] < L:
+        if x[j] < top[j]:
             x[j] += 1
             return
         x[j] = 0
@@ -80,7 +138,7 @@ def _dedicated_share(mode, mask, p, s, i):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def relative_value_iteration(
-    h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
+    h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
 ):  # pragma: no cover - compiled
     """Relative value iteration in place on ``h`` (flat, C order); returns ``(iterations,
     lower, upper, converged)``.
@@ -88,16 +146,14 @@ def relative_value_iteration(
     One step is ``Th(x) = (c.x + sum_i eta_i V_i(x) + sum_{j: x_j > 0} mu_j h(x - e_j)
     + (Lambda - sum_i eta_i - sum_{j: x_j > 0} mu_j) h(x)) / Lambda`` with ``V_i(x)`` the value
     after a class-``i`` arrival (``min`` of the two servers in ``MODE_OPTIMAL``, the policy's
-    server or mixture otherwise; ``h(x)`` for a server at ``L``, the job lost), followed by
+    server or mixture otherwise; ``h(x)`` for a server at ``L_j``, the job lost), followed by
     ``h <- Th - Th(0)``. ``lower = Lambda min(Th - h)``, ``upper = Lambda max(Th - h)`` bound
     the average cost per unit time (of the best policy, or of the given one); the iteration
     stops when ``upper - lower <= rtol |upper + lower| / 2``.
     """
     n_srv = mu.size
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     sum_eta = eta.sum()
     th = np.empty(size)
     x = np.zeros(n_srv, dtype=np.int64)
@@ -116,11 +172,11 @@ def relative_value_iteration(
                 if x[j] > 0:
                     acc += mu[j] * h[s - st[j]]
                     dep += mu[j]
-            h0 = h[s + st[0]] if x[0] < L else hs
+            h0 = h[s + st[0]] if x[0] < top[0] else hs
             for i in range(1, n_srv):
-                hd = h[s + st[i]] if x[i] < L else hs
+                hd = h[s + st[i]] if x[i] < top[i] else hs
                 if mode == MODE_OPTIMAL:
-                    v = hd if hd <= h0 else h0
+                    v = _best(hd, h0, x[i] == top[i], x[0] == top[0])
                 else:
                     q = _dedicated_share(mode, mask, p, s, i)
                     v = q * hd + (1.0 - q) * h0
@@ -133,7 +189,7 @@ def relative_value_iteration(
                 lo = d
             if d > hi:
                 hi = d
-            _advance(x, L)
+            _advance(x, top)
         ref = th[0]
         for s in range(size):
             h[s] = th[s] - ref
@@ -145,11 +201,23 @@ def relative_value_iteration(
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _arrival_value(mode, mask, p, s, i, hd, h0):  # pragma: no cover - compiled
-    """The value after a class-``i`` arrival: ``min(hd, h0)`` (optimal), or the policy's
-    server (table) or mixture (split)."""
+def _best(hd, h0, full_d, full_0):  # pragma: no cover - compiled
+    """The optimal value after an arrival with the values ``hd`` (dedicated server) and ``h0``
+    (server 0), each ``h(x)`` for a full server: the least where both have room, else the
+    one with room (redirection), else ``h(x)`` (both full, the job lost)."""
+    if full_d:
+        return h0
+    if full_0:
+        return hd
+    return hd if hd <= h0 else h0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _arrival_value(mode, mask, p, s, i, hd, h0, full_d, full_0):  # pragma: no cover - compiled
+    """The value after a class-``i`` arrival: :func:`_best` (optimal), or the policy's
+    server (table, made to redirect by :func:`redirect_mask`) or mixture (split)."""
     if mode == MODE_OPTIMAL:
-        return hd if hd <= h0 else h0
+        return _best(hd, h0, full_d, full_0)
     q = _dedicated_share(mode, mask, p, s, i)
     return q * hd + (1.0 - q) * h0
 
@@ -172,15 +240,15 @@ def _finish_step(src, dst, it, done, max_iter):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def relative_value_iteration_2(
-    h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
+    h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
 ):  # pragma: no cover - compiled
     """:func:`relative_value_iteration` for two classes (three servers), the loops over the
     counts written out and two buffers used in turn (normalised every
     :data:`NORMALISE_EVERY` steps): the same operator at a fraction of the general
     kernel's cost per step (``benchmarks/optimal_value_iteration.py``)."""
-    n = L + 1
-    s0 = n * n
-    s1 = n
+    L0, L1, L2 = top[0], top[1], top[2]
+    s1 = L2 + 1
+    s0 = (L1 + 1) * s1
     other = np.empty(h.size)
     src, dst = h, other
     eta1, eta2 = eta[0], eta[1]
@@ -196,16 +264,16 @@ def relative_value_iteration_2(
         it += 1
         lo = np.inf
         hi = -np.inf
-        for a in range(n):
-            for b in range(n):
-                base = (a * n + b) * n
+        for a in range(L0 + 1):
+            for b in range(L1 + 1):
+                base = a * s0 + b * s1
                 hold = c0 * a + c1 * b
                 dep = 0.0
                 if a > 0:
                     dep += mu0
                 if b > 0:
                     dep += mu1
-                for c in range(n):
+                for c in range(L2 + 1):
                     s = base + c
                     hs = src[s]
                     acc = hold + c2 * c
@@ -217,11 +285,11 @@ def relative_value_iteration_2(
                     if c > 0:
                         acc += mu2 * src[s - 1]
                         d += mu2
-                    h0 = src[s + s0] if a < L else hs
-                    h1 = src[s + s1] if b < L else hs
-                    h2 = src[s + 1] if c < L else hs
-                    acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0)
-                    acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0)
+                    h0 = src[s + s0] if a < L0 else hs
+                    h1 = src[s + s1] if b < L1 else hs
+                    h2 = src[s + 1] if c < L2 else hs
+                    acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0, b == L1, a == L0)
+                    acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0, c == L2, a == L0)
                     acc += (stay_all - d) * hs
                     t = acc * inv
                     dst[s] = t
@@ -241,13 +309,13 @@ def relative_value_iteration_2(
 
 @njit(cache=True, nogil=True)
 def relative_value_iteration_3(
-    h, L, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
+    h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
 ):  # pragma: no cover - compiled
     """:func:`relative_value_iteration_2` for three classes (four servers)."""
-    n = L + 1
-    s0 = n * n * n
-    s1 = n * n
-    s2 = n
+    L0, L1, L2, L3 = top[0], top[1], top[2], top[3]
+    s2 = L3 + 1
+    s1 = (L2 + 1) * s2
+    s0 = (L1 + 1) * s1
     other = np.empty(h.size)
     src, dst = h, other
     eta1, eta2, eta3 = eta[0], eta[1], eta[2]
@@ -263,10 +331,10 @@ def relative_value_iteration_3(
         it += 1
         lo = np.inf
         hi = -np.inf
-        for a in range(n):
-            for b in range(n):
-                for c in range(n):
-                    base = ((a * n + b) * n + c) * n
+        for a in range(L0 + 1):
+            for b in range(L1 + 1):
+                for c in range(L2 + 1):
+                    base = a * s0 + b * s1 + c * s2
                     hold = c0 * a + c1 * b + c2 * c
                     dep = 0.0
                     if a > 0:
@@ -275,7 +343,7 @@ def relative_value_iteration_3(
                         dep += mu1
                     if c > 0:
                         dep += mu2
-                    for e in range(n):
+                    for e in range(L3 + 1):
                         s = base + e
                         hs = src[s]
                         acc = hold + c3 * e
@@ -289,13 +357,14 @@ def relative_value_iteration_3(
                         if e > 0:
                             acc += mu3 * src[s - 1]
                             d += mu3
-                        h0 = src[s + s0] if a < L else hs
-                        h1 = src[s + s1] if b < L else hs
-                        h2 = src[s + s2] if c < L else hs
-                        h3 = src[s + 1] if e < L else hs
-                        acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0)
-                        acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0)
-                        acc += eta3 * _arrival_value(mode, mask, p, s, 3, h3, h0)
+                        h0 = src[s + s0] if a < L0 else hs
+                        h1 = src[s + s1] if b < L1 else hs
+                        h2 = src[s + s2] if c < L2 else hs
+                        h3 = src[s + 1] if e < L3 else hs
+                        f0 = a == L0
+                        acc += eta1 * _arrival_value(mode, mask, p, s, 1, h1, h0, b == L1, f0)
+                        acc += eta2 * _arrival_value(mode, mask, p, s, 2, h2, h0, c == L2, f0)
+                        acc += eta3 * _arrival_value(mode, mask, p, s, 3, h3, h0, e == L3, f0)
                         acc += (stay_all - d) * hs
                         t = acc * inv
                         dst[s] = t
@@ -314,35 +383,59 @@ def relative_value_iteration_3(
 
 
 @njit(cache=True, nogil=True)
-def greedy_mask(h, L, n_srv):  # pragma: no cover - compiled
-    """The decision table greedy for ``h``: bit ``i - 1`` of state ``s`` set iff the value
-    after routing a class-``i`` arrival to server ``i`` is at most that of server 0 (ties to
-    the dedicated server; a server at ``L`` loses the job, value ``h(x)``)."""
+def greedy_mask(h, top, n_srv):  # pragma: no cover - compiled
+    """The decision table greedy for ``h``: bit ``i - 1`` of state ``s`` set iff server ``i``
+    has room and either server 0 is full or the value after routing a class-``i`` arrival to
+    server ``i`` is at most that of server 0 (ties to the dedicated server): the choice of
+    :func:`_best`, redirection at the faces included."""
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     out = np.zeros(size, dtype=np.uint32)
     x = np.zeros(n_srv, dtype=np.int64)
     for s in range(size):
-        hs = h[s]
-        h0 = h[s + st[0]] if x[0] < L else hs
+        full_0 = x[0] == top[0]
+        h0 = h[s + st[0]] if not full_0 else h[s]
         m = np.uint32(0)
         for i in range(1, n_srv):
-            hd = h[s + st[i]] if x[i] < L else hs
-            if hd <= h0:
+            if x[i] < top[i] and (full_0 or h[s + st[i]] <= h0):
                 m |= np.uint32(1) << np.uint32(i - 1)
         out[s] = m
-        _advance(x, L)
+        _advance(x, top)
     return out
 
 
 @njit(cache=True, nogil=True)
-def index_mask(table, L):  # pragma: no cover - compiled
+def redirect_mask(mask, top, n_srv):  # pragma: no cover - compiled
+    """A decision table made to obey redirection at the faces of the box, in place: where
+    server ``i`` is full and server 0 has room, class ``i`` goes to server 0 (bit cleared);
+    where server 0 is full and server ``i`` has room, to server ``i`` (bit set). Returns the
+    number of decisions changed."""
+    x = np.zeros(n_srv, dtype=np.int64)
+    changed = 0
+    for s in range(mask.size):
+        m = mask[s]
+        for i in range(1, n_srv):
+            bit = np.uint32(1) << np.uint32(i - 1)
+            if x[i] == top[i] and x[0] < top[0] and m & bit:
+                m ^= bit
+                changed += 1
+            elif x[0] == top[0] and x[i] < top[i] and not m & bit:
+                m |= bit
+                changed += 1
+        mask[s] = m
+        _advance(x, top)
+    return changed
+
+
+@njit(cache=True, nogil=True)
+def index_mask(table, top):  # pragma: no cover - compiled
     """The decision table of an index policy: bit ``i - 1`` set iff ``table[i, x_i] <=
-    table[0, x_0]`` (``table`` of shape ``(C + 1, L + 1)``, ties to the dedicated server)."""
+    table[0, x_0]`` (``table`` of shape ``(C + 1, max_j L_j + 1)``, ties to the dedicated
+    server)."""
     n_srv = table.shape[0]
-    size = (L + 1) ** n_srv
+    size = 1
+    for j in range(n_srv):
+        size *= top[j] + 1
     out = np.zeros(size, dtype=np.uint32)
     x = np.zeros(n_srv, dtype=np.int64)
     for s in range(size):
@@ -352,12 +445,12 @@ def index_mask(table, L):  # pragma: no cover - compiled
             if table[i, x[i]] <= r:
                 m |= np.uint32(1) << np.uint32(i - 1)
         out[s] = m
-        _advance(x, L)
+        _advance(x, top)
     return out
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _out_rate(x, s, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
+def _out_rate(x, s, top, eta, mu, mode, mask, p):  # pragma: no cover - compiled
     """Total rate of leaving state ``s`` (losses are self-loops, not counted)."""
     n_srv = mu.size
     out = 0.0
@@ -366,21 +459,21 @@ def _out_rate(x, s, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
             out += mu[j]
     for i in range(1, n_srv):
         q = _dedicated_share(mode, mask, p, s, i)
-        if x[i] < L:
+        if x[i] < top[i]:
             out += eta[i - 1] * q
-        if x[0] < L:
+        if x[0] < top[0]:
             out += eta[i - 1] * (1.0 - q)
     return out
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _inflow(pi, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
+def _inflow(pi, x, s, st, top, eta, mu, mode, mask, p):  # pragma: no cover - compiled
     """Probability flow into state ``s``: arrivals from ``x - e_j``, departures from
     ``x + e_j``."""
     n_srv = mu.size
     acc = 0.0
     for j in range(n_srv):
-        if x[j] < L:
+        if x[j] < top[j]:
             acc += pi[s + st[j]] * mu[j]
         if x[j] > 0:
             sp = s - st[j]
@@ -394,7 +487,7 @@ def _inflow(pi, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover - comp
 
 @njit(cache=True, nogil=True)
 def stationary_gauss_seidel(
-    pi, L, eta, mu, mode, mask, p, rtol, max_sweeps, check_every
+    pi, top, eta, mu, mode, mask, p, rtol, max_sweeps, check_every
 ):  # pragma: no cover - compiled
     """Symmetric Gauss-Seidel sweeps on the balance equations ``pi(x) q(x) = inflow(x)`` in
     place on ``pi`` (flat, C order; a table or split policy), normalised after each sweep;
@@ -403,30 +496,28 @@ def stationary_gauss_seidel(
     ``(sweeps, residual)``."""
     n_srv = mu.size
     size = pi.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     x = np.zeros(n_srv, dtype=np.int64)
     qmax = eta.sum() + mu.sum()
     res = np.inf
     for sweep in range(1, max_sweeps + 1):
         x[:] = 0
         for s in range(size):
-            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
-            _advance(x, L)
+            q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, top, eta, mu, mode, mask, p) / q
+            _advance(x, top)
         # backward pass: the odometer run in reverse
         for j in range(n_srv):
-            x[j] = L
+            x[j] = top[j]
         for s in range(size - 1, -1, -1):
-            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
+            q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, top, eta, mu, mode, mask, p) / q
             j = n_srv - 1
             while j >= 0:
                 if x[j] > 0:
                     x[j] -= 1
                     break
-                x[j] = L
+                x[j] = top[j]
                 j -= 1
         total = pi.sum()
         for s in range(size):
@@ -435,21 +526,21 @@ def stationary_gauss_seidel(
             res = 0.0
             x[:] = 0
             for s in range(size):
-                q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-                r = abs(_inflow(pi, x, s, st, L, eta, mu, mode, mask, p) - pi[s] * q)
+                q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+                r = abs(_inflow(pi, x, s, st, top, eta, mu, mode, mask, p) - pi[s] * q)
                 if r > res:
                     res = r
-                _advance(x, L)
+                _advance(x, top)
             if res <= rtol * qmax:
                 return sweep, res
     return max_sweeps, res
 
 
 @njit(cache=True, nogil=True)
-def stationary_summary(pi, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
+def stationary_summary(pi, top, eta, mu, mode, mask, p):  # pragma: no cover - compiled
     """``(means, boundary_mass, lost_rate)`` of a stationary ``pi``: ``E[x_j]`` (shape
-    ``(C + 1,)``, jobs), the probability of ``{max_j x_j = L}``, and the rate of arrivals
-    routed to a server at ``L`` (jobs per unit time)."""
+    ``(C + 1,)``, jobs), the probability of the boundary ``{x_j = L_j for some j}``, and the
+    rate of arrivals routed to a server at its level ``L_j`` (jobs per unit time)."""
     n_srv = mu.size
     means = np.zeros(n_srv)
     boundary = 0.0
@@ -460,17 +551,17 @@ def stationary_summary(pi, L, eta, mu, mode, mask, p):  # pragma: no cover - com
         edge = False
         for j in range(n_srv):
             means[j] += w * x[j]
-            if x[j] == L:
+            if x[j] == top[j]:
                 edge = True
         if edge:
             boundary += w
             for i in range(1, n_srv):
                 q = _dedicated_share(mode, mask, p, s, i)
-                if x[i] == L:
+                if x[i] == top[i]:
                     lost += w * eta[i - 1] * q
-                if x[0] == L:
+                if x[0] == top[0]:
                     lost += w * eta[i - 1] * (1.0 - q)
-        _advance(x, L)
+        _advance(x, top)
     return means, boundary, lost
 
 
@@ -479,13 +570,13 @@ def stationary_summary(pi, L, eta, mu, mode, mask, p):  # pragma: no cover - com
 # Both solves below are Gauss-Seidel sweeps on the fine chain accelerated by a coarse
 # correction on the aggregates ``I = x_0 + ... + x_C`` (the total count). Every transition
 # changes the total by +1 (an arrival that is not lost), -1 (a departure) or 0 (a loss, a
-# self-loop), so the aggregated chain is a birth-death chain on ``0..(C + 1) L``, solved
+# self-loop), so the aggregated chain is a birth-death chain on ``0..sum_j L_j``, solved
 # exactly by a recursion; it carries the slow mode of the chain (the total count drifting up
 # and down at high load) that makes plain sweeps and value iteration slow.
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover - compiled
+def _rates_and_flow(h, x, s, st, top, eta, mu, mode, mask, p):  # pragma: no cover - compiled
     """``(sum_y q(x, y) h(y), up(x), down(x))`` over the transitions leaving ``x`` (losses,
     self-loops, excluded): ``up`` the rate of arrivals that are not lost, ``down`` of
     departures (per unit time)."""
@@ -499,11 +590,11 @@ def _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover
             down += mu[j]
     for i in range(1, n_srv):
         q = _dedicated_share(mode, mask, p, s, i)
-        if x[i] < L and q > 0.0:
+        if x[i] < top[i] and q > 0.0:
             r = eta[i - 1] * q
             flow += r * h[s + st[i]]
             up += r
-        if x[0] < L and q < 1.0:
+        if x[0] < top[0] and q < 1.0:
             r = eta[i - 1] * (1.0 - q)
             flow += r * h[s + st[0]]
             up += r
@@ -511,36 +602,34 @@ def _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _poisson_sweeps(h, L, eta, mu, cost, mode, mask, p, g, omega):  # pragma: no cover - compiled
+def _poisson_sweeps(h, top, eta, mu, cost, mode, mask, p, g, omega):  # pragma: no cover - compiled
     """One symmetric Gauss-Seidel sweep (forward, then backward) on ``q(x) h(x) = c.x - g +
     sum_y q(x, y) h(y)`` in place on ``h``."""
     n_srv = mu.size
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     x = np.zeros(n_srv, dtype=np.int64)
     for s in range(size):
         hold = 0.0
         for j in range(n_srv):
             hold += cost[j] * x[j]
-        flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+        flow, up, down = _rates_and_flow(h, x, s, st, top, eta, mu, mode, mask, p)
         h[s] += omega * ((hold - g + flow) / (up + down) - h[s])
-        _advance(x, L)
+        _advance(x, top)
     for j in range(n_srv):
-        x[j] = L
+        x[j] = top[j]
     for s in range(size - 1, -1, -1):
         hold = 0.0
         for j in range(n_srv):
             hold += cost[j] * x[j]
-        flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+        flow, up, down = _rates_and_flow(h, x, s, st, top, eta, mu, mode, mask, p)
         h[s] += omega * ((hold - g + flow) / (up + down) - h[s])
         j = n_srv - 1
         while j >= 0:
             if x[j] > 0:
                 x[j] -= 1
                 break
-            x[j] = L
+            x[j] = top[j]
             j -= 1
 
 
@@ -568,7 +657,7 @@ def _birth_death_law(up, down):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def poisson_two_level(
-    h, L, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
+    h, top, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
 ):  # pragma: no cover - compiled
     """The average cost ``g`` and relative values ``h`` of a table or split policy: the
     Poisson equation ``c.x - g + sum_y q(x, y) (h(y) - h(x)) = 0`` for every state, ``h(0) =
@@ -587,10 +676,8 @@ def poisson_two_level(
     """
     n_srv = mu.size
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
-    m = n_srv * L + 1
+    st = _strides(top)
+    m = _total(top) + 1
     up_c = np.empty(m)
     down_c = np.empty(m)
     res_c = np.empty(m)
@@ -600,7 +687,7 @@ def poisson_two_level(
     lower = np.nan
     upper = np.nan
     for it in range(1, max_iter + 1):
-        _poisson_sweeps(h, L, eta, mu, cost, mode, mask, p, g, omega)
+        _poisson_sweeps(h, top, eta, mu, cost, mode, mask, p, g, omega)
         ref = h[0]
         for s in range(size):
             h[s] -= ref
@@ -617,7 +704,7 @@ def poisson_two_level(
             for j in range(n_srv):
                 hold += cost[j] * x[j]
                 tot += x[j]
-            flow, up, down = _rates_and_flow(h, x, s, st, L, eta, mu, mode, mask, p)
+            flow, up, down = _rates_and_flow(h, x, s, st, top, eta, mu, mode, mask, p)
             v = hold + flow - (up + down) * h[s]  # c.x + (Q h)(x)
             if v < lo:
                 lo = v
@@ -627,7 +714,7 @@ def poisson_two_level(
             up_c[tot] += up
             down_c[tot] += down
             cnt[tot] += 1.0
-            _advance(x, L)
+            _advance(x, top)
         lower = lo
         upper = hi
         if upper - lower <= rtol * 0.5 * abs(upper + lower):
@@ -660,30 +747,34 @@ def poisson_two_level(
             for j in range(n_srv):
                 tot += x[j]
             h[s] += e[tot]
-            _advance(x, L)
+            _advance(x, top)
     return max_iter, 0.5 * (lower + upper), lower, upper, False
 
 
 @njit(cache=True, nogil=True)
-def improve_mask(h, L, n_srv, mask, tol):  # pragma: no cover - compiled
+def improve_mask(h, top, n_srv, mask, tol):  # pragma: no cover - compiled
     """Policy improvement in place on the table ``mask``: a class-``i`` arrival switches
     server only where the other server's value is lower than the incumbent's by more than
-    ``tol`` (ties stay on the incumbent, so policy iteration cannot cycle on rounding).
+    ``tol`` (ties stay on the incumbent, so policy iteration cannot cycle on rounding); at
+    the faces redirection decides (:func:`redirect_mask`, both servers full: bit cleared).
     Returns the number of decisions changed."""
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     x = np.zeros(n_srv, dtype=np.int64)
     changed = 0
     for s in range(size):
         hs = h[s]
-        h0 = h[s + st[0]] if x[0] < L else hs
+        h0 = h[s + st[0]] if x[0] < top[0] else hs
         m = mask[s]
         for i in range(1, n_srv):
-            hd = h[s + st[i]] if x[i] < L else hs
+            hd = h[s + st[i]] if x[i] < top[i] else hs
             bit = np.uint32(1) << np.uint32(i - 1)
-            if m & bit:
+            if x[i] == top[i] or x[0] == top[0]:  # redirection decides (redirect_mask)
+                want = x[i] < top[i]
+                if want != bool(m & bit):
+                    m ^= bit
+                    changed += 1
+            elif m & bit:
                 if h0 < hd - tol:
                     m ^= bit
                     changed += 1
@@ -691,21 +782,19 @@ def improve_mask(h, L, n_srv, mask, tol):  # pragma: no cover - compiled
                 m |= bit
                 changed += 1
         mask[s] = m
-        _advance(x, L)
+        _advance(x, top)
     return changed
 
 
 @njit(cache=True, nogil=True)
-def bellman_bounds(h, L, eta, mu, cost):  # pragma: no cover - compiled
+def bellman_bounds(h, top, eta, mu, cost):  # pragma: no cover - compiled
     """``(lower, upper)``: ``min`` and ``max`` over the states of ``c.x + min_routing (Q h)(x)``,
     the span bounds of one step of the optimal value iteration from ``h`` on the optimal
     average cost (cost per unit time; ``Lambda (Th - h)`` of
     :func:`relative_value_iteration`), ``h`` unchanged."""
     n_srv = mu.size
     size = h.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
+    st = _strides(top)
     x = np.zeros(n_srv, dtype=np.int64)
     lo = np.inf
     hi = -np.inf
@@ -716,21 +805,21 @@ def bellman_bounds(h, L, eta, mu, cost):  # pragma: no cover - compiled
             v += cost[j] * x[j]
             if x[j] > 0:
                 v += mu[j] * (h[s - st[j]] - hs)
-        d0 = h[s + st[0]] - hs if x[0] < L else 0.0
+        d0 = h[s + st[0]] - hs if x[0] < top[0] else 0.0
         for i in range(1, n_srv):
-            di = h[s + st[i]] - hs if x[i] < L else 0.0
-            v += eta[i - 1] * (di if di <= d0 else d0)
+            di = h[s + st[i]] - hs if x[i] < top[i] else 0.0
+            v += eta[i - 1] * _best(di, d0, x[i] == top[i], x[0] == top[0])
         if v < lo:
             lo = v
         if v > hi:
             hi = v
-        _advance(x, L)
+        _advance(x, top)
     return lo, hi
 
 
 @njit(cache=True, nogil=True)
 def stationary_two_level(
-    pi, L, eta, mu, mode, mask, p, rtol, max_sweeps, check_every
+    pi, top, eta, mu, mode, mask, p, rtol, max_sweeps, check_every
 ):  # pragma: no cover - compiled
     """:func:`stationary_gauss_seidel` accelerated by iterative aggregation-disaggregation on
     the total count (Koury, McAllister and Stewart): after each symmetric sweep the law of the
@@ -739,10 +828,8 @@ def stationary_two_level(
     kept. Same residual test and return ``(sweeps, residual)``."""
     n_srv = mu.size
     size = pi.size
-    st = np.empty(n_srv, dtype=np.int64)
-    for j in range(n_srv):
-        st[j] = (L + 1) ** (n_srv - 1 - j)
-    m = n_srv * L + 1
+    st = _strides(top)
+    m = _total(top) + 1
     mass = np.empty(m)
     up_c = np.empty(m)
     down_c = np.empty(m)
@@ -752,20 +839,20 @@ def stationary_two_level(
     for sweep in range(1, max_sweeps + 1):
         x[:] = 0
         for s in range(size):
-            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
-            _advance(x, L)
+            q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, top, eta, mu, mode, mask, p) / q
+            _advance(x, top)
         for j in range(n_srv):
-            x[j] = L
+            x[j] = top[j]
         for s in range(size - 1, -1, -1):
-            q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-            pi[s] = _inflow(pi, x, s, st, L, eta, mu, mode, mask, p) / q
+            q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+            pi[s] = _inflow(pi, x, s, st, top, eta, mu, mode, mask, p) / q
             j = n_srv - 1
             while j >= 0:
                 if x[j] > 0:
                     x[j] -= 1
                     break
-                x[j] = L
+                x[j] = top[j]
                 j -= 1
         # aggregation: the birth-death chain of the total count, weighted by pi
         mass[:] = 0.0
@@ -784,14 +871,14 @@ def stationary_two_level(
             upr = 0.0
             for i in range(1, n_srv):
                 q = _dedicated_share(mode, mask, p, s, i)
-                if x[i] < L:
+                if x[i] < top[i]:
                     upr += eta[i - 1] * q
-                if x[0] < L:
+                if x[0] < top[0]:
                     upr += eta[i - 1] * (1.0 - q)
             mass[tot] += w
             up_c[tot] += w * upr
             down_c[tot] += w * dn
-            _advance(x, L)
+            _advance(x, top)
         for k in range(m):
             if mass[k] > 0.0:
                 up_c[k] /= mass[k]
@@ -804,7 +891,7 @@ def stationary_two_level(
                 tot += x[j]
             if mass[tot] > 0.0:
                 pi[s] *= nu[tot] / mass[tot]
-            _advance(x, L)
+            _advance(x, top)
         total = pi.sum()
         for s in range(size):
             pi[s] /= total
@@ -812,18 +899,20 @@ def stationary_two_level(
             res = 0.0
             x[:] = 0
             for s in range(size):
-                q = _out_rate(x, s, L, eta, mu, mode, mask, p)
-                r = abs(_inflow(pi, x, s, st, L, eta, mu, mode, mask, p) - pi[s] * q)
+                q = _out_rate(x, s, top, eta, mu, mode, mask, p)
+                r = abs(_inflow(pi, x, s, st, top, eta, mu, mode, mask, p) - pi[s] * q)
                 if r > res:
                     res = r
-                _advance(x, L)
+                _advance(x, top)
             if res <= rtol * qmax:
                 return sweep, res
     return max_sweeps, res
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _flow_2(h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p):  # pragma: no cover
+def _flow_2(
+    h, s, a, b, c, top, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+):  # pragma: no cover
     """:func:`_rates_and_flow` for two classes, the counts ``(a, b, c)`` given."""
     flow = 0.0
     down = 0.0
@@ -839,13 +928,13 @@ def _flow_2(h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p):
     up = 0.0
     q1 = _dedicated_share(mode, mask, p, s, 1)
     q2 = _dedicated_share(mode, mask, p, s, 2)
-    if b < L:
+    if b < top[1]:
         flow += eta1 * q1 * h[s + s1]
         up += eta1 * q1
-    if c < L:
+    if c < top[2]:
         flow += eta2 * q2 * h[s + 1]
         up += eta2 * q2
-    if a < L:
+    if a < top[0]:
         r = eta1 * (1.0 - q1) + eta2 * (1.0 - q2)
         flow += r * h[s + s0]
         up += r
@@ -854,18 +943,18 @@ def _flow_2(h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p):
 
 @njit(cache=True, nogil=True)
 def poisson_two_level_2(
-    h, L, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
+    h, top, eta, mu, cost, mode, mask, p, g, omega, rtol, max_iter
 ):  # pragma: no cover - compiled
     """:func:`poisson_two_level` for two classes (three servers), the loops over the counts
     written out (four passes over the grid an iteration: the two sweeps, the residual with
     the aggregates, the correction with the shift ``h(0) = 0``)."""
-    n = L + 1
-    s0 = n * n
-    s1 = n
+    L0, L1, L2 = top[0], top[1], top[2]
+    s1 = L2 + 1
+    s0 = (L1 + 1) * s1
     eta1, eta2 = eta[0], eta[1]
     mu0, mu1, mu2 = mu[0], mu[1], mu[2]
     c0, c1, c2 = cost[0], cost[1], cost[2]
-    m = 3 * L + 1
+    m = L0 + L1 + L2 + 1
     up_c = np.empty(m)
     down_c = np.empty(m)
     res_c = np.empty(m)
@@ -875,24 +964,24 @@ def poisson_two_level_2(
     lower = np.nan
     upper = np.nan
     for it in range(1, max_iter + 1):
-        for a in range(n):
-            for b in range(n):
-                base = (a * n + b) * n
+        for a in range(L0 + 1):
+            for b in range(L1 + 1):
+                base = a * s0 + b * s1
                 hold = c0 * a + c1 * b
-                for c in range(n):
+                for c in range(L2 + 1):
                     s = base + c
                     flow, up, down = _flow_2(
-                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                        h, s, a, b, c, top, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
                     )
                     h[s] += omega * ((hold + c2 * c - g + flow) / (up + down) - h[s])
-        for a in range(L, -1, -1):
-            for b in range(L, -1, -1):
-                base = (a * n + b) * n
+        for a in range(L0, -1, -1):
+            for b in range(L1, -1, -1):
+                base = a * s0 + b * s1
                 hold = c0 * a + c1 * b
-                for c in range(L, -1, -1):
+                for c in range(L2, -1, -1):
                     s = base + c
                     flow, up, down = _flow_2(
-                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                        h, s, a, b, c, top, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
                     )
                     h[s] += omega * ((hold + c2 * c - g + flow) / (up + down) - h[s])
         up_c[:] = 0.0
@@ -901,14 +990,14 @@ def poisson_two_level_2(
         cnt[:] = 0.0
         lo = np.inf
         hi = -np.inf
-        for a in range(n):
-            for b in range(n):
-                base = (a * n + b) * n
+        for a in range(L0 + 1):
+            for b in range(L1 + 1):
+                base = a * s0 + b * s1
                 hold = c0 * a + c1 * b
-                for c in range(n):
+                for c in range(L2 + 1):
                     s = base + c
                     flow, up, down = _flow_2(
-                        h, s, a, b, c, L, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
+                        h, s, a, b, c, top, s0, s1, eta1, eta2, mu0, mu1, mu2, mode, mask, p
                     )
                     v = hold + c2 * c + flow - (up + down) * h[s]
                     if v < lo:
@@ -945,10 +1034,10 @@ def poisson_two_level_2(
         for k in range(m - 1):
             e[k + 1] = e[k] + dk[k]
         g += dg
-        for a in range(n):
-            for b in range(n):
-                base = (a * n + b) * n
-                for c in range(n):
+        for a in range(L0 + 1):
+            for b in range(L1 + 1):
+                base = a * s0 + b * s1
+                for c in range(L2 + 1):
                     h[base + c] += e[a + b + c]
     ref = h[0]
     for s in range(h.size):

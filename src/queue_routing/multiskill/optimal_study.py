@@ -76,11 +76,12 @@ def optimal_gap_rows(
     """One row per ``(kind, load, policy)``: the policy's exact cost on the chain and its gap
     to the optimum, with the optimum's bounds and certificate.
 
-    Columns: ``kind, n_classes, load, policy, cost, gap_pct, truncation, certified,
+    Columns: ``kind, n_classes, load, policy, cost, gap_pct, truncation, levels, certified,
     boundary_mass, optimal_cost, optimal_lower, optimal_upper, optimal_truncation,
-    optimal_converged, optimal_boundary_mass, iterations`` (costs per unit time, ``gap_pct``
-    in percent of the optimal cost). No wall time: a rerun writes the same bytes (the
-    pipeline's jobs log their time).
+    optimal_levels, optimal_converged, optimal_boundary_mass, iterations`` (costs per unit
+    time, ``gap_pct`` in percent of the optimal cost; ``truncation`` the largest level of a
+    box, ``levels`` all of them, ``"L_0xL_1x...xL_C"``). No wall time: a rerun writes the
+    same bytes (the pipeline's jobs log their time).
 
     >>> rows = optimal_gap_rows([("symmetric-2", 0.5)], ["pi", "pi2"], rtol=1e-3)
     >>> rows[["policy", "certified"]].values.tolist()
@@ -104,18 +105,25 @@ def optimal_gap_rows(
                     "cost": ev.cost,
                     "gap_pct": gaps[name],
                     "truncation": ev.truncation,
+                    "levels": _levels(ev.levels),
                     "certified": ev.certified,
                     "boundary_mass": ev.boundary_mass,
                     "optimal_cost": opt.cost,
                     "optimal_lower": opt.lower,
                     "optimal_upper": opt.upper,
                     "optimal_truncation": opt.truncation,
+                    "optimal_levels": _levels(opt.levels),
                     "optimal_converged": opt.converged,
                     "optimal_boundary_mass": opt.boundary_mass,
                     "iterations": opt.iterations,
                 }
             )
     return pd.DataFrame(out)
+
+
+def _levels(levels: Sequence[int]) -> str:
+    """``"120x18x18"``: a box's levels ``L_0, ..., L_C``."""
+    return "x".join(str(int(v)) for v in levels)
 
 
 def gaps_wide(rows: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +133,7 @@ def gaps_wide(rows: pd.DataFrame) -> pd.DataFrame:
     keys = ["kind", "n_classes", "load"]
     opt = rows.groupby(keys, sort=False).first()[
         ["optimal_cost", "optimal_lower", "optimal_upper", "optimal_truncation",
-         "optimal_converged", "optimal_boundary_mass"]
+         "optimal_levels", "optimal_converged", "optimal_boundary_mass"]
     ]  # fmt: skip
     gaps = rows.pivot_table(index=keys, columns="policy", values="gap_pct", sort=False)
     gaps = gaps[list(dict.fromkeys(rows["policy"]))]
@@ -143,16 +151,17 @@ def gaps_wide(rows: pd.DataFrame) -> pd.DataFrame:
 
 def gaps_markdown(wide: pd.DataFrame) -> str:
     """The gap table as Markdown: an instance a row, the optimal cost with its bounds and
-    level, each policy's gap in percent (2 decimals)."""
+    box, each policy's gap in percent (2 decimals)."""
     pols = [c for c in wide.columns if c in LABELS or ":" in str(c)]
-    head = ["instance", "C", "load", "optimal cost [lower, upper]", "L", *(
+    head = ["instance", "C", "load", "optimal cost [lower, upper]", "levels", *(
         f"{LABELS.get(p, p)} gap %" for p in pols), "best index policy"]  # fmt: skip
     lines = [
         "Exact gap of each policy to the optimal dynamic routing (percent of the optimal "
-        "cost), every cost solved on the same truncated chain and certified to the relative "
-        "tolerance rtol by raising the level unless marked *: a gap is exact to about "
-        "+-200 rtol percentage points, so a slightly negative gap is a tie. L: the optimum's "
-        "level. Best index policy: the least cost among JSQ, LED, IO and PI (= for ties).",
+        "cost), every cost solved on the truncated chain and certified to the relative "
+        "tolerance rtol by raising the levels unless marked *: a gap is exact to about "
+        "+-200 rtol percentage points, so a slightly negative gap is a tie. Levels: the "
+        "optimum's box L_0xL_1x...xL_C (server j holds at most L_j jobs). Best index policy: "
+        "the least cost among JSQ, LED, IO and PI (= for ties).",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -164,7 +173,7 @@ def gaps_markdown(wide: pd.DataFrame) -> str:
             str(int(r["n_classes"])),
             f"{r['load']:g}",
             f"{r['optimal_cost']:.5g} [{r['optimal_lower']:.6g}, {r['optimal_upper']:.6g}]{mark}",
-            str(int(r["optimal_truncation"])),
+            str(r["optimal_levels"]),
             *(f"{r[p]:.2f}" for p in pols),
             " = ".join(LABELS.get(b, b) for b in str(r.get("best_index", "")).split("+")),
         ]
@@ -207,14 +216,19 @@ def switching_rows(
     largest ``x_i`` (``i = job_class``) at which an arriving class-``i`` job is still routed to
     its dedicated server by the optimum (``optimal``, -1 if never) and by PI (``pi``: the
     largest ``x_i`` with ``w_i (x_i + 1) <= w_0 (x_0 + 1)``), for ``x_0`` up to half the
-    level (away from the truncation). Columns: ``x_other, x0, optimal, pi, pi_slope``
-    (``w_0 / w_i``, the slope of PI's line ``x_i + 1 = (w_0 / w_i) (x_0 + 1)``),
+    level (away from the truncation; the optimum is solved on cubes, ``shape="cube"``, so
+    the curve is drawn as far along every axis). Columns: ``x_other, x0, optimal, pi,
+    pi_slope`` (``w_0 / w_i``, the slope of PI's line ``x_i + 1 = (w_0 / w_i) (x_0 + 1)``),
     ``truncation``.
     """
     inst = scaled_instance(kind, load)
     if inst.n_classes != 2:
         raise ValueError(f"kind: the switching curve is drawn for C = 2, got {kind!r}")
-    opt = result if result is not None else optimal_policy(inst, rtol=rtol, strict=False)
+    opt = (
+        result
+        if result is not None
+        else optimal_policy(inst, rtol=rtol, strict=False, shape="cube")
+    )
     d = opt.decision_table()[..., job_class - 1]
     w = policy_weights(inst, "pi")
     top = opt.truncation // 2

@@ -1,8 +1,8 @@
 """Simulation of a decision-table policy of Part A (the optimum, PI²) on the random numbers of
 the compiled simulator (ours; ``docs/multiskill.md#the-optimal-dynamic-policy``).
 
-A decision table (:mod:`.optimal`: flat over the states ``{0..L}^(C + 1)`` in C order, bit
-``i - 1`` set routes a class-``i`` arrival to server ``i``) is not an index policy, so
+A decision table (:mod:`.optimal`: flat over the states of the box ``0 <= x_j <= L_j`` in C
+order, bit ``i - 1`` set routes a class-``i`` arrival to server ``i``) is not an index policy, so
 :mod:`.simulation` cannot run it. This kernel simulates the same uniformised chain with the
 same use of the streams of :func:`~.simulation.replication_states` as
 :func:`~.simulation.simulate`'s kernel: one uniform of the ``events`` stream per step drawn
@@ -10,8 +10,8 @@ into the ``2C + 1`` events by the same alias table, one uniform of the ``start``
 server for the initial geometric counts. With the same ``seed`` and ``keys`` a table policy
 therefore sees, replication by replication, the event sequence and initial state that every
 policy of :func:`~.simulation.simulate` sees (common random numbers: the paired comparison of
-PI² against PI needs nothing more). An arrival that finds a count above ``L`` is decided by
-the table at the counts clipped to ``L`` and counted (``table_bound``).
+PI² against PI needs nothing more). An arrival that finds a count ``x_j`` above ``L_j`` is
+decided by the table at the counts clipped to the box and counted (``table_bound``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import time
 import numpy as np
 from numba import njit
 
-from ..checks import integer
 from ..errors import ArgumentError
 from ..rng import next_uniform
 from .model import Instance
+from .optimal_kernels import chain_box, strides
 from .policies import alias_table
 from .replications import (
     ReplicationBlock,
@@ -40,9 +40,10 @@ __all__ = ["simulate_table", "simulate_table_replications"]
 
 @njit(cache=True, nogil=True)
 def _table_kernel(
-    n_classes, threshold, alias, mask, L, n_warm, n_steps, states, start_loads
+    n_classes, threshold, alias, mask, top, st, n_warm, n_steps, states, start_loads
 ):  # pragma: no cover - compiled
-    """One replication under the decision table ``mask`` (levels ``0..L``); returns
+    """One replication under the decision table ``mask`` (the box ``top``, strides ``st``);
+    returns
     ``(mean jobs (C + 1,), events, bound)`` as the simulator's kernel does for one policy."""
     ev = states[0].copy()
     init = states[2].copy()
@@ -53,9 +54,6 @@ def _table_kernel(
         u0 = next_uniform(init)
         if start_loads[j] > 0.0:
             x[j] = int(np.floor(np.log(1.0 - u0) / np.log(start_loads[j])))
-    st = np.empty(n + 1, dtype=np.int64)
-    for j in range(n + 1):
-        st[j] = (L + 1) ** (n - j)
     area = np.zeros(n + 1)
     last = np.zeros(n + 1, dtype=np.int64)
     events = 0
@@ -75,8 +73,8 @@ def _table_kernel(
             out = False
             for q in range(n + 1):
                 xq = x[q]
-                if xq > L:
-                    xq = L
+                if xq > top[q]:
+                    xq = top[q]
                     out = True
                 s += xq * st[q]
             if out and step >= n_warm:
@@ -102,33 +100,35 @@ def _table_kernel(
     return means, events, bound
 
 
-def _check_table(instance: Instance, mask: np.ndarray, truncation: int) -> np.ndarray:
-    L = integer("truncation", truncation, 1)
+def _check_table(instance: Instance, mask: np.ndarray, truncation) -> tuple:
+    top = chain_box(instance.n_classes, truncation)
     mask = np.ascontiguousarray(mask, dtype=np.uint32).reshape(-1)
-    if mask.size != (L + 1) ** (instance.n_classes + 1):
+    need = int(np.prod(top + 1))
+    if mask.size != need:
         raise ArgumentError(
             "mask",
-            f"mask must have (L + 1)^(C + 1) = {(L + 1) ** (instance.n_classes + 1)} entries "
-            f"for L = {L}, got {mask.size}",
+            f"mask must have prod_j (L_j + 1) = {need} entries for the levels "
+            f"{top.tolist()}, got {mask.size}",
         )
-    return mask
+    return mask, top
 
 
 def simulate_table_replications(
     instance: Instance,
     mask: np.ndarray,
-    truncation: int,
+    truncation,
     replications,
     *,
     name: str = "table",
     **run,
 ) -> ReplicationBlock:
-    """Replications ``replications`` (indices) of the decision table ``mask`` at level
-    ``truncation``, on the streams :func:`~.simulation.replication_states` ``(seed, keys,
-    r)``; ``run`` as :func:`~.simulation.simulate_replications` takes it (``horizon``,
-    ``warmup``, ``seed``, ``keys``, ``start``). The steps are those of the simulator:
+    """Replications ``replications`` (indices) of the decision table ``mask`` on the box
+    ``truncation`` (a level ``L`` for the cube, or the levels ``(L_0, ..., L_C)``), on the
+    streams :func:`~.simulation.replication_states` ``(seed, keys, r)``; ``run`` as
+    :func:`~.simulation.simulate_replications` takes it (``horizon``, ``warmup``, ``seed``,
+    ``keys``, ``start``). The steps are those of the simulator:
     ``round(Lambda warmup)`` discarded, ``max(1, round(Lambda horizon))`` measured."""
-    mask = _check_table(instance, mask, truncation)
+    mask, top = _check_table(instance, mask, truncation)
     spec = RunSpec.checked(**run)
     indices = replication_indices(replications)
     lam = float(instance.eta.sum() + instance.mu.sum())
@@ -139,7 +139,7 @@ def simulate_table_replications(
     events, bound = [], []
     for row, r in enumerate(indices):
         means[row], e, b = _table_kernel(
-            instance.n_classes, threshold, alias, mask, int(truncation), n_warm, n_steps,
+            instance.n_classes, threshold, alias, mask, top, strides(top), n_warm, n_steps,
             replication_states(spec.seed, spec.keys, r), start_loads,
         )  # fmt: skip
         events.append(e)
@@ -151,7 +151,7 @@ def simulate_table_replications(
 def simulate_table(
     instance: Instance,
     mask: np.ndarray,
-    truncation: int,
+    truncation,
     *,
     horizon: float,
     warmup: float | None = None,
@@ -161,7 +161,8 @@ def simulate_table(
     start: str = "empty",
     name: str = "table",
 ) -> SimulationResult:
-    """The decision table ``mask`` (levels ``0..truncation``) simulated as
+    """The decision table ``mask`` (on the box ``truncation``, as in
+    :func:`simulate_table_replications`) simulated as
     :func:`~.simulation.simulate` simulates a policy: mean holding cost rate with a 95%
     interval, on common random numbers with the policies simulated with the same ``seed`` and
     ``keys``. ``table_bound`` counts the measured arrivals that found a count above the level.
