@@ -652,3 +652,24 @@ def test_table_simulation_on_a_box_is_the_simulator_away_from_its_faces():
     ref = simulate_replications(C2, "pi", range(3), **run)
     assert sum(ours.table_bound_per_replication) == 0  # no count beyond the box
     assert np.array_equal(ours.means, ref.means)
+
+
+def test_pi2_extended_is_pi2_on_its_box_and_pi_beyond_it():
+    from queue_routing.multiskill.optimal import pi2_extended
+
+    F = (8, 5, 6)
+    h, _, _ = policy_relative_values(C2, "pi", F, rtol=1e-10)
+    on_f = pi2_table(C2, F, rtol=1e-10)
+    assert np.array_equal(pi2_extended(C2, h, F), on_f)
+    top = (14, 9, 10)
+    big = pi2_extended(C2, h, top).reshape(15, 10, 11)
+    pi = _index_table_reference(C2, "pi", top).reshape(15, 10, 11)
+    assert np.array_equal(big[:8, :5, :6], on_f.reshape(9, 6, 7)[:8, :5, :6])  # inside F
+    assert np.array_equal(big[9:14, 6:9, 7:10], pi[9:14, 6:9, 7:10])  # beyond F, off the faces
+
+
+def test_certified_pi2_is_no_worse_than_certified_pi():
+    cmp = compare_with_optimum(C2, ["pi", "pi2"], rtol=1e-6)
+    pi, pi2 = cmp.evaluations["pi"], cmp.evaluations["pi2"]
+    assert pi.certified and pi2.certified
+    assert cmp.optimal.lower * (1 - 1e-6) <= pi2.cost <= pi.cost * (1 + 2e-6)

@@ -161,13 +161,13 @@ def test_part_a_jobs_are_predicted_by_their_steps_runs_and_events():
 
 
 def test_part_a_optimal_study_is_predicted_by_its_instances_and_loads():
-    # per instance 0.5 s (C = 2) or 9 s (C = 3) at load 0.5, times ((1 - 0.5)/(1 - load))^6;
+    # per instance 0.5 s (C = 2) or 12 s (C = 3) at load 0.5, times ((1 - 0.5)/(1 - load))^4;
     # the cases are the templates at every load, template by template (2 x [0.5, 0.75])
-    c2 = 2 * 0.5 * (1.0 + (0.5 / 0.25) ** 6)
+    c2 = 2 * 0.5 * (1.0 + (0.5 / 0.25) ** 4)
     assert seconds("multiskill_optimal", n_classes="2", chunk="i0-3_r0-0") == pytest.approx(c2)
-    assert seconds("multiskill_optimal", n_classes="2", chunk="i1-1_r0-0") == pytest.approx(32.0)
-    assert seconds("multiskill_optimal", n_classes="3", chunk="i0-0_r0-0") == pytest.approx(9.0)
-    assert seconds("multiskill_optimal_switching") == pytest.approx(0.5 * 64.0)
+    assert seconds("multiskill_optimal", n_classes="2", chunk="i1-1_r0-0") == pytest.approx(8.0)
+    assert seconds("multiskill_optimal", n_classes="3", chunk="i0-0_r0-0") == pytest.approx(12.0)
+    assert seconds("multiskill_optimal_switching") == pytest.approx(0.5 * 16.0)
 
 
 def test_part_a_bernoulli_routing_is_simulated_even_when_not_compared():

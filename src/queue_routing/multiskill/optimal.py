@@ -111,6 +111,7 @@ __all__ = [
     "optimal_policy",
     "optimal_values",
     "optimal_values_vectorised",
+    "pi2_extended",
     "pi2_table",
     "policy_relative_values",
 ]
@@ -450,6 +451,34 @@ def pi2_table(
     return greedy_mask(h.reshape(-1), top, instance.n_classes + 1)
 
 
+def pi2_extended(instance: Instance, h_pi: np.ndarray, truncation) -> np.ndarray:
+    """PI² on any box (flat table, C order), from PI's relative values ``h_pi`` solved on the
+    box ``F = h_pi.shape - 1``: greedy for ``h_pi`` where both of a class's servers have room
+    in ``F`` (as :func:`pi2_table` on ``F``), PI's own choice elsewhere, and redirected at the
+    faces of ``truncation``. So PI² is one policy on every box, and its cost can be certified
+    by raising the levels as an index policy's is, without solving ``h_pi`` again. On ``F``
+    itself it is :func:`pi2_table`."""
+    n = instance.n_classes
+    top = chain_box(n, truncation)
+    mask = index_mask(_index_table(instance, "pi", top), top).reshape(
+        tuple(int(v) + 1 for v in top)
+    )
+    F = np.array(h_pi.shape) - 1
+    for i in range(1, n + 1):
+        # the states x of both boxes with x_0 < F_0 and x_i < F_i (all of whose moves stay in F)
+        lim = [min(int(F[j]), int(top[j])) + 1 for j in range(n + 1)]
+        lim[0], lim[i] = min(int(F[0]), lim[0]), min(int(F[i]), lim[i])
+        here = tuple(slice(0, m) for m in lim)
+        up_i = tuple(slice(1, m + 1) if j == i else slice(0, m) for j, m in enumerate(lim))
+        up_0 = tuple(slice(1, m + 1) if j == 0 else slice(0, m) for j, m in enumerate(lim))
+        bit = np.uint32(1 << (i - 1))
+        dedicated = h_pi[up_i] <= h_pi[up_0]
+        mask[here] = np.where(dedicated, mask[here] | bit, mask[here] & ~bit)
+    mask = np.ascontiguousarray(mask.reshape(-1))
+    redirect_mask(mask, top, n + 1)
+    return mask
+
+
 def resolve_chain_policy(policy: Any) -> str | UserPolicy:
     """A name of :data:`CHAIN_POLICIES` or a user policy (:func:`~.policies.resolve`)."""
     if policy == "pi2":
@@ -693,8 +722,10 @@ def evaluate_policy(
     moves by at most ``rtol`` (relative) on a step that raised every level and the box holds
     ``truncation``; if ``max_level`` or ``max_bytes`` comes first the last box is returned
     with ``certified`` False (an :class:`~queue_routing.errors.AccuracyError` with
-    ``strict``). ``method`` (:data:`METHODS`): PI²'s evaluation of PI, and the stationary
-    solver (:func:`aggregated`).
+    ``strict``). PI² (``"pi2"``): PI's relative values are solved once, on the box where PI's
+    own cost is certified (the same way), and PI² on every box is :func:`pi2_extended` of
+    them. ``method`` (:data:`METHODS`): PI²'s evaluation of PI, and the stationary solver
+    (:func:`aggregated`).
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
@@ -723,11 +754,23 @@ def evaluate_policy(
         top = chain_box(n, start)
     else:
         top = np.array([max(2, _previous_level(int(v))) for v in floor])
+    arrays = _policy_arrays
+    if pol == "pi2":  # PI's values on the box where PI's own cost is certified, solved once
+        pi_ev = evaluate_policy(
+            instance, "pi", truncation, rtol=rtol, start=start, max_level=max_level,
+            max_bytes=max_bytes, strict=strict, method=method, shape=shape,
+        )  # fmt: skip
+        h_pi, _, _ = policy_relative_values(instance, "pi", pi_ev.levels, rtol=rtol / 10,
+                                            method=method)  # fmt: skip
+
+        def arrays(instance, pol, top, *_):
+            return MODE_TABLE, pi2_extended(instance, h_pi, top), np.zeros(1)
+
     history: list[tuple[tuple, float]] = []
     prev, prev_top, law = None, None, None
     while True:
         check_memory(n, top, max_bytes)
-        mode, mask, p = _policy_arrays(instance, pol, top, rtol, 1_000_000, method)
+        mode, mask, p = arrays(instance, pol, top, rtol, 1_000_000, method)
         law = _stationary(instance, top, mode, mask, p, None if law is None else law.pi, rtol,
                           method)  # fmt: skip
         history.append((tuple(int(v) for v in top), law.cost))
