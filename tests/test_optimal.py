@@ -18,7 +18,9 @@ from queue_routing.errors import AccuracyError, ArgumentError
 from queue_routing.multiskill import Instance, simulate
 from queue_routing.multiskill.markov import stationary_cost
 from queue_routing.multiskill.optimal import (
+    BYTES_PER_STATE,
     CHAIN_POLICIES,
+    OptimalSearch,
     bernoulli_chain,
     chain_bytes,
     compare_with_optimum,
@@ -30,6 +32,15 @@ from queue_routing.multiskill.optimal import (
     policy_relative_values,
 )
 from queue_routing.multiskill.optimal_kernels import chain_box
+from queue_routing.multiskill.optimal_study import (
+    finish_case_rows,
+    load_case_round,
+    optimal_case_round,
+    optimal_gap_rows,
+    save_case_round,
+    scaled_instance,
+)
+from queue_routing.workflow import resources
 
 C2 = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.6])
 #: The policies that see the state, and so share the optimum's chain (redirection at the
@@ -674,3 +685,101 @@ def test_certified_pi2_is_no_worse_than_certified_pi():
     pi, pi2 = cmp.evaluations["pi"], cmp.evaluations["pi2"]
     assert pi.certified and pi2.certified
     assert cmp.optimal.lower * (1 - 1e-6) <= pi2.cost <= pi.cost * (1 + 2e-6)
+
+
+# -- the search in rounds: the same arithmetic as one uninterrupted search -------------------
+def _same_result(a, b):
+    """Every number of two results equal to the bit (wall time apart)."""
+    assert (a.cost, a.lower, a.upper, a.levels, a.history) == (
+        b.cost,
+        b.lower,
+        b.upper,
+        b.levels,
+        b.history,
+    )
+    assert (a.iterations, a.converged, a.certified) == (b.iterations, b.converged, b.certified)
+    assert (a.boundary_mass, a.lost_rate, a.table_cost) == (
+        b.boundary_mass,
+        b.lost_rate,
+        b.table_cost,
+    )
+    for x, y in [
+        (a.mask, b.mask),
+        (a.relative_values, b.relative_values),
+        (a.face_mass, b.face_mass),
+    ]:
+        assert x.shape == y.shape and np.array_equal(x, y)
+
+
+@pytest.mark.parametrize(
+    "inst, kwargs",
+    [
+        (Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[3.0]), {"rtol": 1e-4}),  # load 0.86
+        (Instance(mu=[1.0, 1.0, 1.0], cost=[1.0, 2.0, 4.0], eta=[1.05, 1.05]), {"rtol": 1e-4}),
+        (C2, {"rtol": 1e-4, "shape": "cube"}),
+        (C2, {"rtol": 1e-4, "truncation": 12}),
+        (
+            Instance(mu=[1.0, 0.8, 0.6, 0.5], cost=[1.0, 2.0, 1.5, 3.0], eta=[0.5, 0.5, 0.4]),
+            {"rtol": 1e-3},
+        ),
+    ],
+    ids=["C1-load0.86", "C2-load0.7", "C2-cube", "C2-explicit", "C3"],
+)
+def test_a_search_resumed_block_by_block_from_its_files_is_the_uninterrupted_one(
+    inst, kwargs, tmp_path
+):
+    """Advanced a block (or a box's end) at a time, saved and loaded between the rounds, the
+    search gives the uninterrupted :func:`optimal_policy`'s result to the bit."""
+    whole = optimal_policy(inst, strict=False, **kwargs)
+    truncation = kwargs.pop("truncation", None)
+    search = OptimalSearch.start(inst, truncation, **kwargs)
+    rounds = 1
+    while not search.advance(seconds=0.0):
+        search.save(tmp_path / "search.npz")
+        search = OptimalSearch.load(tmp_path / "search.npz", inst)
+        rounds += 1
+    assert rounds >= len(whole.history)  # a round a box at least
+    _same_result(search.result(strict=False), whole)
+
+
+def test_a_saved_search_is_for_its_own_instance_and_read_when_done(tmp_path):
+    search = OptimalSearch.start(C2, rtol=1e-3)
+    with pytest.raises(ArgumentError, match="search: not done"):
+        search.result()
+    search.advance(seconds=0.0)
+    search.save(tmp_path / "s.npz")
+    other = Instance(mu=[2.0, 1.5, 1.0], cost=[1.0, 3.0, 2.0], eta=[1.2, 0.7])
+    with pytest.raises(ArgumentError, match="another instance"):
+        OptimalSearch.load(tmp_path / "s.npz", other)
+
+
+def test_a_case_in_rounds_gives_the_rows_of_the_case_in_one_job(tmp_path):
+    """The study's case cut into rounds of no time at all (a block, a box or a policy each),
+    saved and loaded between them: its rows equal those of the uninterrupted case, every
+    column to the bit."""
+    kind, load, policies = "capacities-2", 0.7, ["bernoulli", "jsq", "pi", "pi2"]
+    whole = optimal_gap_rows([(kind, load)], policies, rtol=1e-4)
+    search, evaluations, rounds = None, None, 0
+    while evaluations is None or len(evaluations) < 2:
+        search, evaluations = optimal_case_round(
+            kind, load, policies, rtol=1e-4, seconds=0.0, search=search, evaluations=evaluations
+        )
+        save_case_round(search, evaluations, tmp_path / "s.npz", tmp_path / "e.json")
+        search, evaluations = load_case_round(kind, load, tmp_path / "s.npz", tmp_path / "e.json")
+        rounds += 1
+    assert rounds > 2 and list(evaluations) == ["bernoulli", "jsq"]
+    rows = finish_case_rows(kind, load, policies, rtol=1e-4, search=search, evaluations=evaluations)
+    assert rows.to_csv(index=False) == whole.to_csv(index=False)
+    assert list(rows["policy"]) == policies
+
+
+def test_the_memory_requested_for_a_case_bounds_its_chain():
+    """The cost model's bytes a state are the solver's, and its prediction for a case holds
+    the boxes the search ends on (the optimum's and each policy's)."""
+    assert resources.MULTISKILL_OPTIMAL_BYTES_PER_STATE == BYTES_PER_STATE
+    for kind, load in [("table1-2", 0.7), ("costs-2", 0.7), ("table1-3", 0.5)]:
+        inst = scaled_instance(kind, load)
+        cmp = compare_with_optimum(inst, ["jsq", "pi"], rtol=1e-4)
+        bound = resources.multiskill_optimal_mb(inst.n_classes, load, 1e-4) * 2**20
+        for levels in [cmp.optimal.levels, *(ev.levels for ev in cmp.evaluations.values())]:
+            assert chain_bytes(inst.n_classes, levels) <= bound, (kind, load, levels)

@@ -1,6 +1,6 @@
 """Any split of the work gives byte-identical tables: the smoke run's Part A simulations and
-optimal-routing study and Part C stochastic runs split into other chunks, compared with the
-smoke run's own (one chunk per job).
+optimal-routing study (its cases in rounds, each resumed from the last) and Part C stochastic
+runs split into other chunks, compared with the smoke run's own (one chunk per job).
 
 Only the chunked rules and their aggregations run here (in a fresh directory), with chunk
 sizes that cut both Part A axes (instances, replications) and Part C's replications; the
@@ -40,8 +40,9 @@ SPLIT = {
             "multiskill_simulate": {"instances": 0, "replications": 2},
             "multiskill_simulate_table1": {"load_factors": 1, "replications": 0},
             "serverpools_stochastic": {"replications": 1},
-            # the optimal-routing study: one case (template, load) per job
-            "multiskill_optimal": {"cases": 1},
+            # the optimal-routing study: one case (template, load) per job, each predicted
+            # at 0.5 s and so cut into rounds of 0.2 s: two rounds, then its chunk's job
+            "multiskill_optimal": {"cases": 1, "round_seconds": 0.2},
         }
     }
 }
@@ -59,5 +60,9 @@ def test_another_split_gives_byte_identical_tables(smoke_run, tmp_path):
     assert "r0-1.csv" not in theirs and ours != theirs  # the work was split otherwise
     assert {"i0-1_r0-1.csv", "i0-1_r2-2.csv", "i0-0_r0-2.csv", "r1-1_trace.csv"} <= set(ours)
     assert {"i0-0_r0-0.csv", "i1-1_r0-0.csv"} <= set(ours)  # the optimal study, a case a job
+    rounds = workdir / "results" / "multiskill" / "multiskill_optimal_round" / "C2"
+    assert sorted(p.relative_to(rounds).as_posix() for p in rounds.rglob("*.npz")) == [
+        f"{case}/round{r}.npz" for case in ("i0-0_r0-0", "i1-1_r0-0") for r in (0, 1)
+    ]  # each case went through its two rounds, saved and resumed
     for rel in TABLES:
         assert (workdir / rel).read_bytes() == (smoke_run / rel).read_bytes(), rel

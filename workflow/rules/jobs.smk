@@ -90,6 +90,34 @@ def ms_optimal_cases(n_classes, chunk):
     return [list(cases[k]) for k in parse_chunk(chunk).items]
 
 
+def ms_optimal_round_files(n_classes, chunk, round):
+    """The search and evaluations a round of a long case of the optimal study writes."""
+    base = (
+        f"results/multiskill/multiskill_optimal_round/C{n_classes}/{chunk}/round{round}"
+    )
+    return {"search": f"{base}.npz", "evaluations": f"{base}.json"}
+
+
+def ms_optimal_previous_round(wildcards):
+    """A round's input: the round before it (none for the first)."""
+    r = int(wildcards.round)
+    return (
+        {}
+        if r == 0
+        else ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, r - 1)
+    )
+
+
+def ms_optimal_last_round(wildcards):
+    """A chunk's input: the last round of its long case (none for a chunk without rounds)."""
+    n = plan.multiskill_optimal_rounds(config, dict(wildcards.items()))
+    return (
+        {}
+        if n == 0
+        else ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, n - 1)
+    )
+
+
 def dl_large_chunks(n):
     return chunks("deadlines_large", n=n)
 

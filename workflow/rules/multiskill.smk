@@ -21,6 +21,7 @@ MS_POLICY_FILES = sorted({p.rpartition(":")[0] for p in MS_SIM["policies"] if ":
 
 wildcard_constraints:
     n_classes=r"\d+",
+    round=r"\d+",
     sample=r"table1|random",
     update_rule=r"jacobi|single",
 
@@ -598,7 +599,34 @@ rule multiskill_fig_job_sizes:
         "../scripts/multiskill_job_sizes_figure.py"
 
 
+rule multiskill_optimal_round:
+    input:
+        unpack(ms_optimal_previous_round),
+    output:
+        search="results/multiskill/multiskill_optimal_round/C{n_classes}/{chunk}/round{round}.npz",
+        evaluations="results/multiskill/multiskill_optimal_round/C{n_classes}/{chunk}/round{round}.json",
+    log:
+        "logs/multiskill/multiskill_optimal_round/C{n_classes}/{chunk}/round{round}.log",
+    retries: RETRIES
+    conda:
+        "../envs/queue-routing.yaml"
+    threads: 1
+    resources:
+        **job_resources("multiskill_optimal_round"),
+    params:
+        cases=lambda wildcards: ms_optimal_cases(wildcards.n_classes, wildcards.chunk),
+        policies=MS_OPT["policies"],
+        rtol=MS_OPT["rtol"],
+        seconds=plan.multiskill_optimal_round_seconds(config),  # wall time of work a round
+    message:
+        "Part A: optimal dynamic routing, C={wildcards.n_classes}, chunk {wildcards.chunk}, round {wildcards.round} ({resources.runtime} min, {resources.mem_mb} MB)"
+    script:
+        "../scripts/multiskill_optimal_round.py"
+
+
 rule multiskill_optimal:
+    input:
+        unpack(ms_optimal_last_round),
     output:
         rows="results/multiskill/multiskill_optimal/C{n_classes}/{chunk}.csv",
     log:
@@ -608,7 +636,7 @@ rule multiskill_optimal:
         "../envs/queue-routing.yaml"
     threads: 1
     resources:
-        **job_resources(predicted(plan.job_seconds, "multiskill_optimal")),
+        **job_resources("multiskill_optimal"),
     params:
         # the cases (kind, load) of the chunk only (its label gives their indices)
         cases=lambda wildcards: ms_optimal_cases(wildcards.n_classes, wildcards.chunk),

@@ -51,6 +51,7 @@ Memory: a chain of ``prod_j (L_j + 1)`` states needs :data:`BYTES_PER_STATE` byt
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +62,7 @@ import numpy as np
 
 from ..checks import integer, positive
 from ..errors import AccuracyError, ArgumentError
+from ..io import atomic_path
 from ..user_policy import UserPolicy, policy_name
 from .model import Instance
 from .optimal_kernels import (
@@ -101,11 +103,13 @@ __all__ = [
     "ChainEvaluation",
     "OptimalComparison",
     "OptimalResult",
+    "OptimalSearch",
     "aggregated",
     "bernoulli_chain",
     "chain_bytes",
     "chain_method",
     "compare_with_optimum",
+    "evaluate_beside",
     "evaluate_policy",
     "largest_level",
     "optimal_policy",
@@ -350,14 +354,19 @@ def _iterate(
     rtol: float,
     max_iter: int,
     progress: Callable[..., Any] | None = None,
+    done_before: int = 0,
+    deadline: float = math.inf,
 ) -> tuple[int, float, float, bool]:
     """Value iteration in place on ``h`` in blocks of :data:`KERNEL_BLOCK` iterations (the
-    kernel keeps no state but ``h``, so the blocks are the uninterrupted iteration)."""
+    kernel keeps no state but ``h``, so the blocks are the uninterrupted iteration), the
+    box's iterations counted from ``done_before`` (a resumed box: the same blocks), stopped
+    after the first block that ends past ``deadline`` (:func:`time.perf_counter`) unless
+    converged: ``(iterations of the box, lower, upper, converged)``."""
     eta, mu, cost, big_lam = _rates(instance)
     kernel = {2: relative_value_iteration_2, 3: relative_value_iteration_3}.get(
         instance.n_classes, relative_value_iteration
     )
-    it, lower, upper, converged = 0, math.nan, math.nan, False
+    it, lower, upper, converged = int(done_before), math.nan, math.nan, False
     while it < max_iter and not converged:
         done, lower, upper, converged = kernel(
             h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, min(KERNEL_BLOCK, max_iter - it)
@@ -365,6 +374,8 @@ def _iterate(
         it += int(done)
         if progress is not None:
             progress(int(done), extra=f"{_describe(top)}, bounds [{lower:.6g}, {upper:.6g}]")
+        if time.perf_counter() >= deadline:
+            break
     return it, float(lower), float(upper), bool(converged)
 
 
@@ -1003,86 +1014,241 @@ def optimal_policy(
     >>> bool(abs(opt.table_cost - opt.cost) < 1e-5 * opt.cost)
     True
     """
-    positive("rtol", rtol)
-    method = chain_method(instance, method)
-    shape = _check_shape(shape)
-    n = instance.n_classes
-    n_srv = n + 1
-    explicit = truncation is not None
-    if explicit:
-        top = chain_box(n, truncation)
-        cap = int(top.max())
-    else:
-        cap = _levels_cap(instance, max_level, max_bytes)
-        top = chain_box(n, START_LEVEL if start is None else start)
-    check_memory(n, top, max_bytes)  # C too large: the memory it needs
-    t0 = time.perf_counter()
-    history: list[tuple[tuple, float, float, float]] = []
-    iterations = 0
-    h = None
-    prev, prev_top, law = None, None, None
-    certified = False
-    while True:
-        h = _start_values(instance, top, h).reshape(-1)
-        if method == "policy":
+    search = OptimalSearch.start(
+        instance, truncation, rtol=rtol, start=start, max_level=max_level,
+        max_bytes=max_bytes, max_iter=max_iter, method=method, shape=shape,
+    )  # fmt: skip
+    search.advance(progress=progress)
+    return search.result(strict=strict)
+
+
+#: The fields of :class:`OptimalSearch` saved as arrays (``None`` saved as an empty array)
+#: and in the JSON of the rest (:meth:`OptimalSearch.save`).
+_SEARCH_ARRAYS = ("top", "h", "prev_top", "pi", "mask", "faces")
+_SEARCH_META = (
+    "rtol", "cap", "max_bytes", "max_iter", "method", "shape", "explicit", "box_iterations",
+    "prev", "iterations", "seconds", "done", "lower", "upper", "ok", "certified", "law",
+)  # fmt: skip
+
+
+@dataclass
+class OptimalSearch:
+    """Where :func:`optimal_policy`'s search over boxes stands, to be advanced a bounded time
+    at a time (a pipeline job each) and saved in between (:meth:`save`, :meth:`load`): the
+    same arithmetic as one uninterrupted search, so the result is the same to the bit
+    however the time is cut (value iteration is resumed at the block it stopped after,
+    :data:`KERNEL_BLOCK`).
+
+    Start one with :meth:`start` (the arguments of :func:`optimal_policy`), run it with
+    :meth:`advance`, read the result with :meth:`result` once :attr:`done`:
+
+    >>> from queue_routing.multiskill import Instance
+    >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
+    >>> search = OptimalSearch.start(inst, rtol=1e-6)
+    >>> while not search.advance(seconds=0.0):  # a block or a box at a time
+    ...     pass
+    >>> search.result().cost == optimal_policy(inst, rtol=1e-6).cost
+    True
+    """
+
+    instance: Instance
+    rtol: float
+    cap: int
+    max_bytes: int
+    max_iter: int
+    method: str
+    shape: str
+    explicit: bool
+    #: the box being solved, its values (flat, started) and the iterations done on it
+    top: np.ndarray
+    h: np.ndarray | None = None
+    box_iterations: int = 0
+    #: the last box's cost and levels (certification) and stationary law (a warm start)
+    prev: float | None = None
+    prev_top: np.ndarray | None = None
+    pi: np.ndarray | None = None
+    history: list = field(default_factory=list)
+    iterations: int = 0
+    seconds: float = 0.0
+    done: bool = False
+    #: once done: the last bounds, whether they met, the certificate, the optimal table
+    #: and its law's summary (cost, boundary mass, lost rate, faces)
+    lower: float = math.nan
+    upper: float = math.nan
+    ok: bool = False
+    certified: bool = False
+    mask: np.ndarray | None = None
+    law: tuple = ()
+    faces: np.ndarray | None = None
+
+    @classmethod
+    def start(
+        cls,
+        instance: Instance,
+        truncation=None,
+        *,
+        rtol: float = DEFAULT_RTOL,
+        start=None,
+        max_level: int | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_iter: int = 2_000_000,
+        method: str = "auto",
+        shape: str = "box",
+    ) -> OptimalSearch:
+        """A search not yet advanced, the arguments those of :func:`optimal_policy` (a chain
+        too large for ``max_bytes`` already raises here)."""
+        positive("rtol", rtol)
+        method = chain_method(instance, method)
+        shape = _check_shape(shape)
+        n = instance.n_classes
+        explicit = truncation is not None
+        if explicit:
+            top = chain_box(n, truncation)
+            cap = int(top.max())
+        else:
+            cap = _levels_cap(instance, max_level, max_bytes)
+            top = chain_box(n, START_LEVEL if start is None else start)
+        check_memory(n, top, max_bytes)  # C too large: the memory it needs
+        return cls(instance, float(rtol), cap, int(max_bytes), int(max_iter), method, shape,
+                   explicit, top)  # fmt: skip
+
+    def advance(
+        self, seconds: float | None = None, progress: Callable[..., Any] | None = None
+    ) -> bool:
+        """Run the search until it is :attr:`done`, or (``seconds``) until the first point
+        past that wall time: the end of a value-iteration block or of a box (at least one
+        block is run). Returns :attr:`done`."""
+        t0 = time.perf_counter()
+        deadline = math.inf if seconds is None else t0 + float(seconds)
+        try:
+            while not self.done:
+                self._box(deadline, progress)
+                if time.perf_counter() >= deadline:
+                    break
+        finally:
+            self.seconds += time.perf_counter() - t0
+        return self.done
+
+    def _box(self, deadline: float, progress: Callable[..., Any] | None) -> None:
+        """Advance the box being solved: its value iteration (to ``deadline``), then its
+        stationary law, the certificate and the next box."""
+        inst, top, rtol = self.instance, self.top, self.rtol
+        n_srv = inst.n_classes + 1
+        if self.h is None:
+            self.h = _start_values(inst, top, None)
+        if self.method == "policy":
             it, lower, upper, ok, mask = _policy_iteration(
-                instance, top, h, rtol / 10, max_iter, progress
+                inst, top, self.h, rtol / 10, self.max_iter, progress
             )
         else:
             it, lower, upper, ok = _iterate(
-                instance, top, h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10, max_iter,
-                progress,
+                inst, top, self.h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10,
+                self.max_iter, progress, self.box_iterations, deadline,
             )  # fmt: skip
-            mask = greedy_mask(h, top, n_srv)
-        iterations += it
+            if not ok and it < self.max_iter:  # paused within the box
+                self.iterations += it - self.box_iterations
+                self.box_iterations = it
+                return
+            mask = greedy_mask(self.h, top, n_srv)
+        self.iterations += it - self.box_iterations
+        self.box_iterations = 0
         cost = 0.5 * (lower + upper)
-        history.append((tuple(int(v) for v in top), cost, lower, upper))
-        h = h.reshape(tuple(int(v) + 1 for v in top))
-        if not ok:
-            msg = (
-                f"truncation: {method} iteration at {_describe(top)} did not converge in {it} "
-                f"iterations (bounds [{lower:.6g}, {upper:.6g}])"
+        self.history.append((tuple(int(v) for v in top), cost, lower, upper))
+        self.lower, self.upper, self.ok, self.mask = lower, upper, ok, mask
+        if not ok:  # this box's table is solved as it stands
+            law = _stationary(inst, top, MODE_TABLE, mask, np.zeros(1), None, rtol, self.method)
+            self._finish(law, False)
+            return
+        law = _stationary(inst, top, MODE_TABLE, mask, np.zeros(1), self.pi, rtol, self.method)
+        certified = not self.explicit and _certified(top, self.prev_top, cost, self.prev, rtol,
+                                                     top)  # fmt: skip
+        nxt = _grown(top, law.faces, rtol, self.shape)
+        if self.explicit or certified or not _fits(inst, nxt, self.cap, self.max_bytes):
+            self._finish(law, certified)
+            return
+        h_box = self.h.reshape(tuple(int(v) + 1 for v in top))
+        self.prev, self.prev_top, self.pi = cost, top, law.pi
+        self.top = nxt
+        self.h = _start_values(inst, nxt, h_box).reshape(-1)
+
+    def _finish(self, law: _Law, certified: bool) -> None:
+        self.certified = bool(certified)
+        self.law = (law.cost, law.boundary, law.lost)
+        self.faces = law.faces
+        self.pi = None
+        self.done = True
+
+    def result(self, strict: bool = True) -> OptimalResult:
+        """The :class:`OptimalResult` of a search that is :attr:`done`. ``strict``: raise
+        :class:`~queue_routing.errors.AccuracyError` when the cost is not certified (or value
+        iteration did not converge in ``max_iter`` steps), as :func:`optimal_policy` does."""
+        if not self.done:
+            raise ArgumentError("search", "search: not done yet; advance it first")
+        top, lower, upper = self.top, self.lower, self.upper
+        if strict and not self.ok:
+            raise AccuracyError(
+                f"truncation: {self.method} iteration at {_describe(top)} did not converge in "
+                f"{self.max_iter} iterations (bounds [{lower:.6g}, {upper:.6g}])"
             )
-            if strict:
-                raise AccuracyError(msg)
-            law = None  # the table of this box is solved below, as it stands
-            break
-        law = _stationary(instance, top, MODE_TABLE, mask, np.zeros(1),
-                          None if law is None else law.pi, rtol, method)  # fmt: skip
-        certified = not explicit and _certified(top, prev_top, cost, prev, rtol, top)
-        if explicit or certified:
-            break
-        nxt = _grown(top, law.faces, rtol, shape)
-        if not _fits(instance, nxt, cap, max_bytes):
-            break
-        prev, prev_top, top = cost, top, nxt
-    if not explicit and not certified and strict:
-        raise AccuracyError(
-            f"truncation: the optimal cost is not stable to rtol {rtol:g} below level "
-            f"{cap} (levels and costs {[(r[0], r[1]) for r in history[-3:]]})"
+        if strict and not self.explicit and not self.certified:
+            raise AccuracyError(
+                f"truncation: the optimal cost is not stable to rtol {self.rtol:g} below level "
+                f"{self.cap} (levels and costs {[(r[0], r[1]) for r in self.history[-3:]]})"
+            )
+        table_cost, boundary, lost = self.law
+        return OptimalResult(
+            cost=float(0.5 * (lower + upper)),
+            lower=float(lower),
+            upper=float(upper),
+            truncation=int(top.max()),
+            converged=bool(self.ok and (self.explicit or self.certified)),
+            certified=bool(self.certified),
+            boundary_mass=float(boundary),
+            lost_rate=float(lost),
+            table_cost=float(table_cost),
+            iterations=int(self.iterations),
+            seconds=float(self.seconds),
+            history=tuple(self.history),
+            n_classes=self.instance.n_classes,
+            method=self.method,
+            levels=tuple(int(v) for v in top),
+            face_mass=self.faces,
+            mask=self.mask,
+            relative_values=self.h.reshape(tuple(int(v) + 1 for v in top)),
         )
-    if law is None:  # value iteration did not converge on the first box (strict=False)
-        law = _stationary(instance, top, MODE_TABLE, mask, np.zeros(1), None, rtol, method)
-    return OptimalResult(
-        cost=float(cost),
-        lower=float(lower),
-        upper=float(upper),
-        truncation=int(top.max()),
-        converged=bool(ok and (explicit or certified)),
-        certified=bool(certified),
-        boundary_mass=law.boundary,
-        lost_rate=law.lost,
-        table_cost=law.cost,
-        iterations=int(iterations),
-        seconds=time.perf_counter() - t0,
-        history=tuple(history),
-        n_classes=n,
-        method=method,
-        levels=tuple(int(v) for v in top),
-        face_mass=law.faces,
-        mask=mask,
-        relative_values=h,
-    )
+
+    def save(self, path) -> None:
+        """Write the search to ``path`` (``.npz``; the instance is saved to be checked by
+        :meth:`load`), atomically."""
+        meta = {
+            "instance": _instance_key(self.instance),
+            **{k: getattr(self, k) for k in _SEARCH_META},
+            "history": [[list(r[0]), *r[1:]] for r in self.history],
+        }
+        arrays = {
+            k: np.asarray(getattr(self, k)) if getattr(self, k) is not None else np.empty(0)
+            for k in _SEARCH_ARRAYS
+        }
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
+
+    @classmethod
+    def load(cls, path, instance: Instance) -> OptimalSearch:
+        """The search saved at ``path`` by :meth:`save`, for ``instance`` (another instance
+        raises :class:`~queue_routing.errors.ArgumentError`)."""
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            arrays = {k: (data[k] if data[k].size else None) for k in _SEARCH_ARRAYS}
+        if meta.pop("instance") != _instance_key(instance):
+            raise ArgumentError("search", f"search: {path} was saved for another instance")
+        history = [(tuple(r[0]), *r[1:]) for r in meta.pop("history")]
+        law = tuple(meta.pop("law"))
+        return cls(instance=instance, history=history, law=law, **meta, **arrays)
+
+
+def _instance_key(instance: Instance) -> dict[str, list[float]]:
+    """The instance a saved search belongs to (its rates and costs, exact in JSON)."""
+    return {k: getattr(instance, k).tolist() for k in ("mu", "cost", "eta")}
 
 
 def _up(h: np.ndarray, axis: int) -> np.ndarray:
@@ -1238,19 +1404,40 @@ def compare_with_optimum(
         instance, truncation, rtol=rtol, max_level=max_level, max_bytes=max_bytes,
         strict=strict, method=method, shape=shape, progress=progress,
     )  # fmt: skip
-    start = opt.history[-2][0] if len(opt.history) > 1 else None
     evaluations = {}
     for policy in policies:
-        pol = resolve_chain_policy(policy)
-        name = policy_name(pol)
-        if truncation is not None:
-            evaluations[name] = evaluate_policy(
-                instance, pol, truncation, certify=False, rtol=rtol, max_bytes=max_bytes,
-                method=method,
-            )  # fmt: skip
-        else:
-            evaluations[name] = evaluate_policy(
-                instance, pol, opt.levels, rtol=rtol, start=start, max_level=max_level,
-                max_bytes=max_bytes, method=method, shape=shape,
-            )  # fmt: skip
+        ev = evaluate_beside(
+            instance, policy, opt, truncation, rtol=rtol, max_level=max_level,
+            max_bytes=max_bytes, method=method, shape=shape,
+        )  # fmt: skip
+        evaluations[ev.policy] = ev
     return OptimalComparison(optimal=opt, evaluations=evaluations)
+
+
+def evaluate_beside(
+    instance: Instance,
+    policy: Any,
+    optimal: OptimalResult,
+    truncation=None,
+    *,
+    rtol: float = DEFAULT_RTOL,
+    max_level: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    method: str = "auto",
+    shape: str = "box",
+) -> ChainEvaluation:
+    """:func:`evaluate_policy` of ``policy`` as :func:`compare_with_optimum` makes it beside
+    the optimum ``optimal`` found with the same arguments: with ``truncation=None`` from the
+    optimum's box before the certified one, raised until the policy's own cost is certified
+    on a box holding the optimum's; else on ``truncation`` as it stands."""
+    pol = resolve_chain_policy(policy)
+    if truncation is not None:
+        return evaluate_policy(
+            instance, pol, truncation, certify=False, rtol=rtol, max_bytes=max_bytes,
+            method=method,
+        )  # fmt: skip
+    start = optimal.history[-2][0] if len(optimal.history) > 1 else None
+    return evaluate_policy(
+        instance, pol, optimal.levels, rtol=rtol, start=start, max_level=max_level,
+        max_bytes=max_bytes, method=method, shape=shape,
+    )  # fmt: skip

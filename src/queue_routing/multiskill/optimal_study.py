@@ -9,25 +9,44 @@ time), costs ``c`` (per job per unit time) and class weights ``w``, scaled to a 
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..io import atomic_path
 from ..labels import POLICY_LABELS
+from ..user_policy import policy_name
 from .instances import TABLE1
 from .model import Instance
-from .optimal import CHAIN_POLICIES, OptimalResult, compare_with_optimum, optimal_policy
+from .optimal import (
+    CHAIN_POLICIES,
+    OptimalResult,
+    OptimalSearch,
+    compare_with_optimum,
+    evaluate_beside,
+    optimal_policy,
+    resolve_chain_policy,
+)
 from .policies import policy_weights
 
 __all__ = [
     "TEMPLATES",
+    "case_rows",
+    "finish_case_rows",
     "gap_summary",
     "gaps_markdown",
     "gaps_wide",
+    "load_case_round",
+    "optimal_case_round",
     "optimal_gap_rows",
     "optimal_instances",
+    "save_case_round",
     "switching_rows",
 ]
 
@@ -93,32 +112,123 @@ def optimal_gap_rows(
     for kind, load in cases:
         inst = scaled_instance(kind, load)
         cmp = compare_with_optimum(inst, policies, rtol=rtol, strict=False)
-        opt = cmp.optimal
-        gaps = cmp.gaps
-        for name, ev in cmp.evaluations.items():
-            out.append(
-                {
-                    "kind": kind,
-                    "n_classes": inst.n_classes,
-                    "load": load,
-                    "policy": name,
-                    "cost": ev.cost,
-                    "gap_pct": gaps[name],
-                    "truncation": ev.truncation,
-                    "levels": _levels(ev.levels),
-                    "certified": ev.certified,
-                    "boundary_mass": ev.boundary_mass,
-                    "optimal_cost": opt.cost,
-                    "optimal_lower": opt.lower,
-                    "optimal_upper": opt.upper,
-                    "optimal_truncation": opt.truncation,
-                    "optimal_levels": _levels(opt.levels),
-                    "optimal_converged": opt.converged,
-                    "optimal_boundary_mass": opt.boundary_mass,
-                    "iterations": opt.iterations,
-                }
-            )
+        evaluations = {name: ev.to_dict() for name, ev in cmp.evaluations.items()}
+        out += case_rows(kind, load, cmp.optimal.to_dict(), evaluations)
     return pd.DataFrame(out)
+
+
+def case_rows(
+    kind: str, load: float, optimal: Mapping[str, Any], evaluations: Mapping[str, Mapping]
+) -> list[dict[str, Any]]:
+    """The rows of :func:`optimal_gap_rows` of one case, from the JSON objects of its optimum
+    (:meth:`~.optimal.OptimalResult.to_dict`) and of each policy's evaluation
+    (:meth:`~.optimal.ChainEvaluation.to_dict`), in the order of ``evaluations``."""
+    g = optimal["cost"]
+    return [
+        {
+            "kind": kind,
+            "n_classes": len(optimal["levels"]) - 1,
+            "load": load,
+            "policy": name,
+            "cost": ev["cost"],
+            "gap_pct": 100.0 * (ev["cost"] - g) / g,
+            "truncation": ev["truncation"],
+            "levels": _levels(ev["levels"]),
+            "certified": ev["certified"],
+            "boundary_mass": ev["boundary_mass"],
+            "optimal_cost": g,
+            "optimal_lower": optimal["bounds"][0],
+            "optimal_upper": optimal["bounds"][1],
+            "optimal_truncation": optimal["truncation"],
+            "optimal_levels": _levels(optimal["levels"]),
+            "optimal_converged": optimal["converged"],
+            "optimal_boundary_mass": optimal["boundary_mass"],
+            "iterations": optimal["iterations"],
+        }
+        for name, ev in evaluations.items()
+    ]
+
+
+def optimal_case_round(
+    kind: str,
+    load: float,
+    policies: Sequence[str] = CHAIN_POLICIES,
+    *,
+    rtol: float = 1e-4,
+    seconds: float | None = None,
+    search: OptimalSearch | None = None,
+    evaluations: Mapping[str, Mapping] | None = None,
+) -> tuple[OptimalSearch, dict[str, dict]]:
+    """One bounded round of one case of :func:`optimal_gap_rows` (a pipeline job of a case
+    longer than a job may be): the optimum's search advanced from ``search``
+    (:class:`~.optimal.OptimalSearch`; None: from the start), then the policies not yet in
+    ``evaluations`` (their :meth:`~.optimal.ChainEvaluation.to_dict`) evaluated one after
+    the other, until ``seconds`` of wall time have passed (None: to the end). The rounds
+    compute exactly what one uninterrupted case computes, so :func:`case_rows` of the last
+    round's ``(search.result(strict=False).to_dict(), evaluations)`` are the case's rows of
+    :func:`optimal_gap_rows` to the bit.
+
+    >>> search, evs = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3, seconds=0.0)
+    >>> while len(evs) < 1:
+    ...     search, evs = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3,
+    ...                                      seconds=0.0, search=search, evaluations=evs)
+    >>> rows = case_rows("symmetric-2", 0.5, search.result(strict=False).to_dict(), evs)
+    >>> rows == optimal_gap_rows([("symmetric-2", 0.5)], ["pi"], rtol=1e-3).to_dict("records")
+    True
+    """
+    t0 = time.perf_counter()
+    inst = scaled_instance(kind, load)
+    if search is None:
+        search = OptimalSearch.start(inst, rtol=rtol)
+    out = dict(evaluations or {})
+    worked = not search.done  # a round does some work: a block, a box or an evaluation
+    if not search.advance(seconds):
+        return search, out
+    opt = search.result(strict=False)
+    for policy in policies:
+        name = policy_name(resolve_chain_policy(policy))
+        if name in out:
+            continue
+        if worked and seconds is not None and time.perf_counter() - t0 >= seconds:
+            break
+        out[name] = evaluate_beside(inst, policy, opt, rtol=rtol).to_dict()
+        worked = True
+    return search, out
+
+
+def save_case_round(
+    search: OptimalSearch, evaluations: Mapping[str, Mapping], search_path, evaluations_path
+) -> None:
+    """Write a round of :func:`optimal_case_round`: the search (:meth:`~.optimal.OptimalSearch.
+    save`, ``.npz``) and the evaluations done (a JSON object, floats exact)."""
+    search.save(search_path)
+    with atomic_path(evaluations_path) as tmp:
+        tmp.write_text(json.dumps(dict(evaluations), indent=1) + "\n")
+
+
+def load_case_round(
+    kind: str, load: float, search_path, evaluations_path
+) -> tuple[OptimalSearch, dict[str, dict]]:
+    """A round written by :func:`save_case_round` for the case ``(kind, load)``."""
+    search = OptimalSearch.load(search_path, scaled_instance(kind, load))
+    return search, json.loads(Path(evaluations_path).read_text())
+
+
+def finish_case_rows(
+    kind: str,
+    load: float,
+    policies: Sequence[str],
+    *,
+    rtol: float,
+    search: OptimalSearch,
+    evaluations: Mapping[str, Mapping],
+) -> pd.DataFrame:
+    """The rows of :func:`optimal_gap_rows` of the case ``(kind, load)`` from its last round:
+    what is left of it done, to the end."""
+    search, evaluations = optimal_case_round(
+        kind, load, policies, rtol=rtol, search=search, evaluations=evaluations
+    )
+    return pd.DataFrame(case_rows(kind, load, search.result(strict=False).to_dict(), evaluations))
 
 
 def _levels(levels: Sequence[int]) -> str:

@@ -51,6 +51,8 @@ __all__ = [
     "local_cores",
     "multiskill_optimal_cases",
     "multiskill_optimal_classes",
+    "multiskill_optimal_round_seconds",
+    "multiskill_optimal_rounds",
     "plan",
     "slurm_target_seconds",
     "target_seconds",
@@ -302,10 +304,69 @@ def _ms_optimal_chunks(config: Config, w: Wildcards, target: float | None) -> li
     return _labels(config, target, "multiskill_optimal", len(units), 1, units, "cases")
 
 
+def multiskill_optimal_rounds(config: Config, w: Wildcards) -> int:
+    """The rounds (jobs of the rule ``multiskill_optimal_round``) that come before the job of
+    the optimal-routing study's chunk ``w["chunk"]`` (at C = ``w["n_classes"]``): none for a
+    chunk whose predicted work fits a round (:func:`multiskill_optimal_round_seconds`, a
+    cluster job's target); for a single case beyond it, one round per round's worth of its
+    predicted work but the last, which the chunk's own job does. A round advances the case by
+    its wall time and saves it (``multiskill.optimal_study.optimal_case_round``); any cut gives
+    the same rows.
+
+    >>> opt = {"c2_kinds": ["table1-2"], "c2_loads": [0.5, 0.95]}
+    >>> config = {"multiskill": {"optimal": opt}, "scaling": {"target_minutes": 15}}
+    >>> [multiskill_optimal_rounds(config, {"n_classes": 2, "chunk": c})
+    ...  for c in ("i0-0_r0-0", "i1-1_r0-0")]
+    [0, 5]
+    """
+    items = parse_chunk(w["chunk"]).items
+    if len(items) != 1:
+        return 0
+    (work,) = [_ms_optimal_units(config, w["n_classes"])[k] for k in items]
+    return max(math.ceil(work / multiskill_optimal_round_seconds(config)) - 1, 0)
+
+
+def multiskill_optimal_round_seconds(config: Config) -> float:
+    """The wall time (s) of one round of a long case of the optimal-routing study:
+    ``scaling.jobs.multiskill_optimal.round_seconds``, or (0) :func:`slurm_target_seconds`.
+
+    >>> multiskill_optimal_round_seconds({"scaling": {"target_minutes": 15, "jobs": {}}})
+    890.0
+    """
+    jobs = config["scaling"].get("jobs", {}).get("multiskill_optimal", {})
+    return float(jobs.get("round_seconds", 0)) or slurm_target_seconds(config)
+
+
 def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:
-    """The optimal-routing study's cases of the chunk: its templates at their loads."""
+    """The optimal-routing study's cases of the chunk: its templates at their loads, less the
+    work of the rounds before it (:func:`multiskill_optimal_rounds`)."""
     units = _ms_optimal_units(config, w["n_classes"])
-    return sum(units[k] for k in parse_chunk(w["chunk"]).items)
+    work = sum(units[k] for k in parse_chunk(w["chunk"]).items)
+    return work - multiskill_optimal_rounds(config, w) * multiskill_optimal_round_seconds(config)
+
+
+def _ms_optimal_round_seconds(config: Config, w: Wildcards) -> float:
+    """A round of a long case of the optimal-routing study (its wall time)."""
+    return multiskill_optimal_round_seconds(config)
+
+
+def _ms_optimal_mb(config: Config, w: Wildcards) -> float:
+    """The largest case of the chunk (:func:`~.resources.multiskill_optimal_mb`)."""
+    cases = multiskill_optimal_cases(config, w["n_classes"])
+    rtol = config["multiskill"]["optimal"]["rtol"]
+    n = int(w["n_classes"])
+    loads = [cases[k][1] for k in parse_chunk(w["chunk"]).items]
+    return max(cost.multiskill_optimal_mb(n, load, rtol) for load in loads)
+
+
+def _ms_optimal_round_jobs(config: Config, chunks: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The rounds of the optimal-routing study's chunks ``chunks`` (jobs of the rule
+    ``multiskill_optimal``), in order: ``{n_classes, chunk, round}``."""
+    return [
+        {**job, "round": str(r)}
+        for job in chunks
+        for r in range(multiskill_optimal_rounds(config, job))
+    ]
 
 
 def _ms_optimal_switching_seconds(config: Config, w: Wildcards) -> float:
@@ -490,6 +551,7 @@ _SECONDS: dict[str, Callable[[Config, Wildcards], float]] = {
     "multiskill_simulate_table1": _ms_table1_seconds,
     "multiskill_job_sizes": _ms_job_sizes_seconds,
     "multiskill_optimal": _ms_optimal_seconds,
+    "multiskill_optimal_round": _ms_optimal_round_seconds,
     "multiskill_optimal_switching": _ms_optimal_switching_seconds,
     "deadlines_two_cluster": _dl_two_cluster_seconds,
     "deadlines_large": _dl_large_seconds,
@@ -501,6 +563,8 @@ _SECONDS: dict[str, Callable[[Config, Wildcards], float]] = {
     "serverpools_lap": _sp_lap_seconds,
 }
 _MB: dict[str, Callable[[Config, Wildcards], float]] = {
+    "multiskill_optimal": _ms_optimal_mb,
+    "multiskill_optimal_round": _ms_optimal_mb,
     "serverpools_search": _sp_search_mb,
     "serverpools_stochastic": _sp_stochastic_mb,
     "serverpools_fluid_limit": _sp_fluid_limit_mb,
@@ -617,7 +681,9 @@ def heavy_jobs(config: Config, cores: int | None = None) -> dict[str, list[dict[
     order, the wildcards as strings; the chunked rules' jobs as :func:`plan` splits them for
     ``cores``.
     """
-    jobs = {**_unchunked_jobs(config), **plan(config, cores)}
+    planned = plan(config, cores)
+    rounds = _ms_optimal_round_jobs(config, planned["multiskill_optimal"])
+    jobs = {**_unchunked_jobs(config), **planned, "multiskill_optimal_round": rounds}
     return {rule: jobs[rule] for rule in _SECONDS}
 
 
@@ -630,7 +696,13 @@ def total_seconds(config: Config) -> float:
     for rule, groups in _chunked_groups(config).items():
         for group in groups:
             (whole,) = _CHUNKS[rule](config, group, None)
-            total += job_seconds(rule, {**group, "chunk": whole}, config)
+            job = {**group, "chunk": whole}
+            total += job_seconds(rule, job, config)
+            if rule == "multiskill_optimal":  # a single long case: its rounds
+                total += sum(
+                    job_seconds("multiskill_optimal_round", r, config)
+                    for r in _ms_optimal_round_jobs(config, [job])
+                )
     for rule, jobs in _unchunked_jobs(config).items():
         total += sum(job_seconds(rule, job, config) for job in jobs)
     return total

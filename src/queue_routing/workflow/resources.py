@@ -97,6 +97,7 @@ __all__ = [
     "multiskill_event_rate",
     "multiskill_job_sizes_event_rate",
     "multiskill_job_sizes_seconds",
+    "multiskill_optimal_mb",
     "multiskill_optimal_seconds",
     "multiskill_simulation_seconds",
     "multiskill_solve_seconds",
@@ -155,6 +156,8 @@ MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT = 1.5e-7
 MULTISKILL_OPTIMAL_SECONDS = {2: 0.5, 3: 12.0}
 #: The power of the load factor (3.7 to 4.4 between the measured loads of C = 2).
 MULTISKILL_OPTIMAL_LOAD_POWER = 4.0
+#: The optimal-routing chain's bytes a state (the solver's ``optimal.BYTES_PER_STATE``).
+MULTISKILL_OPTIMAL_BYTES_PER_STATE = 40
 #: Part A: Table 1's sum of capacities ``sum mu_j`` and sum of intensities ``sum eta_i``
 #: (Sec. 6.3 of the paper; work per unit time; docs/multiskill.md).
 TABLE1_MU, TABLE1_ETA = 176.0, 117.0
@@ -329,6 +332,22 @@ def multiskill_optimal_seconds(n_classes: int, loads: Sequence[float], kinds: in
     base = MULTISKILL_OPTIMAL_SECONDS.get(c, MULTISKILL_OPTIMAL_SECONDS[3] * 10.0 ** max(0, c - 3))
     scale = sum(((1 - 0.5) / (1 - float(r))) ** MULTISKILL_OPTIMAL_LOAD_POWER for r in loads)
     return int(kinds) * base * scale
+
+
+def multiskill_optimal_mb(n_classes: int, load: float, rtol: float) -> float:
+    """Predicted data (MB) of one case of the optimal-routing study, an upper bound: the
+    arrays of a cube (:data:`MULTISKILL_OPTIMAL_BYTES_PER_STATE` bytes a state) whose level
+    is 1.5 times the count ``L`` at which a geometric tail of ratio ``load`` falls below the
+    face threshold ``1e-2 rtol`` (``load ** L = 1e-2 rtol``: the levels grow until no face
+    holds more, then once more by 1.5), at most 8 GiB (the solver's own bound).
+
+    >>> round(multiskill_optimal_mb(2, 0.5, 1e-4), 1)  # level 30: 31 ** 3 states
+    1.1
+    """
+    c = integer("n_classes", n_classes, 1)
+    level = math.ceil(1.5 * math.log(1e-2 * float(rtol)) / math.log(float(load)))
+    states = float(level + 1) ** (c + 1)
+    return min(states * MULTISKILL_OPTIMAL_BYTES_PER_STATE, 8 * 2.0**30) / 2.0**20
 
 
 def multiskill_job_sizes_event_rate(n_classes: int | None = None) -> float:
