@@ -764,7 +764,10 @@ def test_a_case_in_rounds_gives_the_rows_of_the_case_in_one_job(tmp_path):
         search, evaluations = optimal_case_round(
             kind, load, policies, rtol=1e-4, seconds=0.0, search=search, evaluations=evaluations
         )
-        save_case_round(search, evaluations, tmp_path / "s.npz", tmp_path / "e.json")
+        done = save_case_round(
+            search, evaluations, policies, tmp_path / "s.npz", tmp_path / "e.json"
+        )
+        assert not done
         search, evaluations = load_case_round(kind, load, tmp_path / "s.npz", tmp_path / "e.json")
         rounds += 1
     assert rounds > 2 and list(evaluations) == ["bernoulli", "jsq"]

@@ -2,6 +2,8 @@
 # the planning library queue_routing.workflow.plan (the chunks of each rule, each job's
 # predicted seconds and MB, tested in tests/test_plan.py) and to the requests of the cost
 # model queue_routing.workflow.resources.
+import json
+
 from queue_routing.workflow import plan
 from queue_routing.workflow import resources as cost
 
@@ -101,21 +103,26 @@ def ms_optimal_round_files(n_classes, chunk, round):
 def ms_optimal_previous_round(wildcards):
     """A round's input: the round before it (none for the first)."""
     r = int(wildcards.round)
-    return (
-        {}
-        if r == 0
-        else ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, r - 1)
-    )
+    if r == 0:
+        return {}
+    return ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, r - 1)
 
 
 def ms_optimal_last_round(wildcards):
-    """A chunk's input: the last round of its long case (none for a chunk without rounds)."""
-    n = plan.multiskill_optimal_rounds(config, dict(wildcards.items()))
-    return (
-        {}
-        if n == 0
-        else ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, n - 1)
-    )
+    """A chunk's input: none for a chunk of cases that fit its job; for a long case, its
+    rounds one after the other (checkpoints: how many is known only as they end) up to the
+    one that says the case is done."""
+    if plan.multiskill_optimal_rounds(config, dict(wildcards.items())) == 0:
+        return {}
+    r = 0
+    while True:
+        out = checkpoints.multiskill_optimal_round.get(
+            **dict(wildcards.items()), round=str(r)
+        ).output
+        with open(out.evaluations) as f:
+            if json.load(f)["done"]:
+                return ms_optimal_round_files(wildcards.n_classes, wildcards.chunk, r)
+        r += 1
 
 
 def dl_large_chunks(n):

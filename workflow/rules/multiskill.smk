@@ -599,7 +599,7 @@ rule multiskill_fig_job_sizes:
         "../scripts/multiskill_job_sizes_figure.py"
 
 
-rule multiskill_optimal_round:
+checkpoint multiskill_optimal_round:
     input:
         unpack(ms_optimal_previous_round),
     output:

@@ -22,7 +22,7 @@ def main(snakemake):
         evaluations=evaluations,
     )  # fmt: skip
     out = snakemake.output
-    save_case_round(search, evaluations, out.search, out.evaluations)
+    save_case_round(search, evaluations, p.policies, out.search, out.evaluations)
 
 
 run_script(snakemake, main)  # noqa: F821

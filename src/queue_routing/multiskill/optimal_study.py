@@ -197,21 +197,31 @@ def optimal_case_round(
 
 
 def save_case_round(
-    search: OptimalSearch, evaluations: Mapping[str, Mapping], search_path, evaluations_path
-) -> None:
+    search: OptimalSearch,
+    evaluations: Mapping[str, Mapping],
+    policies: Sequence[str],
+    search_path,
+    evaluations_path,
+) -> bool:
     """Write a round of :func:`optimal_case_round`: the search (:meth:`~.optimal.OptimalSearch.
-    save`, ``.npz``) and the evaluations done (a JSON object, floats exact)."""
+    save`, ``.npz``) and a JSON object ``{"done": bool, "evaluations": {...}}`` (floats
+    exact), ``done`` once the search is and every one of ``policies`` is evaluated (what the
+    pipeline reads to know whether another round is needed). Returns ``done``."""
+    done = bool(search.done and len(evaluations) == len(policies))
     search.save(search_path)
     with atomic_path(evaluations_path) as tmp:
-        tmp.write_text(json.dumps(dict(evaluations), indent=1) + "\n")
+        text = json.dumps({"done": done, "evaluations": dict(evaluations)}, indent=1)
+        tmp.write_text(text + "\n")
+    return done
 
 
 def load_case_round(
     kind: str, load: float, search_path, evaluations_path
 ) -> tuple[OptimalSearch, dict[str, dict]]:
-    """A round written by :func:`save_case_round` for the case ``(kind, load)``."""
+    """A round written by :func:`save_case_round` for the case ``(kind, load)``: its search
+    and evaluations."""
     search = OptimalSearch.load(search_path, scaled_instance(kind, load))
-    return search, json.loads(Path(evaluations_path).read_text())
+    return search, json.loads(Path(evaluations_path).read_text())["evaluations"]
 
 
 def finish_case_rows(

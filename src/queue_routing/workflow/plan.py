@@ -305,25 +305,33 @@ def _ms_optimal_chunks(config: Config, w: Wildcards, target: float | None) -> li
 
 
 def multiskill_optimal_rounds(config: Config, w: Wildcards) -> int:
-    """The rounds (jobs of the rule ``multiskill_optimal_round``) that come before the job of
-    the optimal-routing study's chunk ``w["chunk"]`` (at C = ``w["n_classes"]``): none for a
+    """The rounds (jobs of the checkpoint ``multiskill_optimal_round``) predicted for the
+    optimal-routing study's chunk ``w["chunk"]`` (at C = ``w["n_classes"]``): none for a
     chunk whose predicted work fits a round (:func:`multiskill_optimal_round_seconds`, a
-    cluster job's target); for a single case beyond it, one round per round's worth of its
-    predicted work but the last, which the chunk's own job does. A round advances the case by
-    its wall time and saves it (``multiskill.optimal_study.optimal_case_round``); any cut gives
+    cluster job's target), whose own job does it; for a single case beyond it, one round per
+    round's worth of its predicted work. A round advances the case for its wall time and
+    saves it (``multiskill.optimal_study.optimal_case_round``); the rounds go on, one more
+    at a time, until one has done the case, so a case longer than predicted takes more
+    rounds, none of them longer; the chunk's job then only writes its rows. Any cut gives
     the same rows.
 
     >>> opt = {"c2_kinds": ["table1-2"], "c2_loads": [0.5, 0.95]}
     >>> config = {"multiskill": {"optimal": opt}, "scaling": {"target_minutes": 15}}
     >>> [multiskill_optimal_rounds(config, {"n_classes": 2, "chunk": c})
     ...  for c in ("i0-0_r0-0", "i1-1_r0-0")]
-    [0, 5]
+    [0, 6]
     """
-    items = parse_chunk(w["chunk"]).items
-    if len(items) != 1:
+    work = _ms_optimal_work(config, w)
+    per_round = multiskill_optimal_round_seconds(config)
+    if len(parse_chunk(w["chunk"]).items) != 1 or work <= per_round:
         return 0
-    (work,) = [_ms_optimal_units(config, w["n_classes"])[k] for k in items]
-    return max(math.ceil(work / multiskill_optimal_round_seconds(config)) - 1, 0)
+    return math.ceil(work / per_round)
+
+
+def _ms_optimal_work(config: Config, w: Wildcards) -> float:
+    """The predicted work (s) of the chunk's cases: its templates at their loads."""
+    units = _ms_optimal_units(config, w["n_classes"])
+    return sum(units[k] for k in parse_chunk(w["chunk"]).items)
 
 
 def multiskill_optimal_round_seconds(config: Config) -> float:
@@ -338,16 +346,19 @@ def multiskill_optimal_round_seconds(config: Config) -> float:
 
 
 def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:
-    """The optimal-routing study's cases of the chunk: its templates at their loads, less the
-    work of the rounds before it (:func:`multiskill_optimal_rounds`)."""
-    units = _ms_optimal_units(config, w["n_classes"])
-    work = sum(units[k] for k in parse_chunk(w["chunk"]).items)
-    return work - multiskill_optimal_rounds(config, w) * multiskill_optimal_round_seconds(config)
+    """The optimal-routing study's cases of the chunk; none for a long case, whose rounds do
+    the work (:func:`multiskill_optimal_rounds`)."""
+    return 0.0 if multiskill_optimal_rounds(config, w) else _ms_optimal_work(config, w)
 
 
 def _ms_optimal_round_seconds(config: Config, w: Wildcards) -> float:
-    """A round of a long case of the optimal-routing study (its wall time)."""
-    return multiskill_optimal_round_seconds(config)
+    """A round of a long case of the optimal-routing study: its wall time, the rest of the
+    predicted work for the last predicted round."""
+    per_round = multiskill_optimal_round_seconds(config)
+    r, n = int(w["round"]), multiskill_optimal_rounds(config, w)
+    if r == n - 1:
+        return _ms_optimal_work(config, w) - r * per_round
+    return per_round
 
 
 def _ms_optimal_mb(config: Config, w: Wildcards) -> float:
@@ -360,7 +371,7 @@ def _ms_optimal_mb(config: Config, w: Wildcards) -> float:
 
 
 def _ms_optimal_round_jobs(config: Config, chunks: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The rounds of the optimal-routing study's chunks ``chunks`` (jobs of the rule
+    """The predicted rounds of the optimal-routing study's chunks ``chunks`` (jobs of the rule
     ``multiskill_optimal``), in order: ``{n_classes, chunk, round}``."""
     return [
         {**job, "round": str(r)}
