@@ -404,6 +404,19 @@ def greedy_mask(h, top, n_srv):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _face_bit(m, bit, full_i, full_0):  # pragma: no cover - compiled
+    """The table entry ``m`` with class ``i``'s decision ``bit`` as redirection sets it: to
+    server 0 (cleared) where server ``i`` is full and server 0 has room, to server ``i`` (set)
+    where server 0 is full and server ``i`` has room; elsewhere, both full included (the job
+    is lost whatever the bit), as it was."""
+    if full_i and not full_0:
+        return m & ~bit
+    if full_0 and not full_i:
+        return m | bit
+    return m
+
+
 @njit(cache=True, nogil=True)
 def redirect_mask(mask, top, n_srv):  # pragma: no cover - compiled
     """A decision table made to obey redirection at the faces of the box, in place: where
@@ -416,12 +429,9 @@ def redirect_mask(mask, top, n_srv):  # pragma: no cover - compiled
         m = mask[s]
         for i in range(1, n_srv):
             bit = np.uint32(1) << np.uint32(i - 1)
-            if x[i] == top[i] and x[0] < top[0] and m & bit:
-                m ^= bit
-                changed += 1
-            elif x[0] == top[0] and x[i] < top[i] and not m & bit:
-                m |= bit
-                changed += 1
+            new = _face_bit(m, bit, x[i] == top[i], x[0] == top[0])
+            changed += new != m
+            m = new
         mask[s] = m
         _advance(x, top)
     return changed
@@ -756,8 +766,8 @@ def improve_mask(h, top, n_srv, mask, tol):  # pragma: no cover - compiled
     """Policy improvement in place on the table ``mask``: a class-``i`` arrival switches
     server only where the other server's value is lower than the incumbent's by more than
     ``tol`` (ties stay on the incumbent, so policy iteration cannot cycle on rounding); at
-    the faces redirection decides (:func:`redirect_mask`, both servers full: bit cleared).
-    Returns the number of decisions changed."""
+    the faces redirection decides (:func:`_face_bit`, as in :func:`redirect_mask`). Returns
+    the number of decisions changed."""
     size = h.size
     st = _strides(top)
     x = np.zeros(n_srv, dtype=np.int64)
@@ -769,11 +779,10 @@ def improve_mask(h, top, n_srv, mask, tol):  # pragma: no cover - compiled
         for i in range(1, n_srv):
             hd = h[s + st[i]] if x[i] < top[i] else hs
             bit = np.uint32(1) << np.uint32(i - 1)
-            if x[i] == top[i] or x[0] == top[0]:  # redirection decides (redirect_mask)
-                want = x[i] < top[i]
-                if want != bool(m & bit):
-                    m ^= bit
-                    changed += 1
+            if x[i] == top[i] or x[0] == top[0]:  # redirection decides
+                new = _face_bit(m, bit, x[i] == top[i], x[0] == top[0])
+                changed += new != m
+                m = new
             elif m & bit:
                 if h0 < hd - tol:
                     m ^= bit
