@@ -744,7 +744,7 @@ def test_a_search_resumed_block_by_block_from_its_files_is_the_uninterrupted_one
 
 def test_a_saved_search_is_for_its_own_instance_and_read_when_done(tmp_path):
     search = OptimalSearch.start(C2, rtol=1e-3)
-    with pytest.raises(ArgumentError, match="search: not done"):
+    with pytest.raises(ArgumentError, match="not done yet"):
         search.result()
     search.advance(seconds=0.0)
     search.save(tmp_path / "s.npz")
@@ -754,24 +754,24 @@ def test_a_saved_search_is_for_its_own_instance_and_read_when_done(tmp_path):
 
 
 def test_a_case_in_rounds_gives_the_rows_of_the_case_in_one_job(tmp_path):
-    """The study's case cut into rounds of no time at all (a block, a box or a policy each),
-    saved and loaded between them: its rows equal those of the uninterrupted case, every
+    """The study's case cut into rounds of no time at all (a block, a box or a policy each;
+    PI²'s values of PI a block at a time), saved and loaded between them, and finished from
+    a round in the middle of PI²: its rows equal those of the uninterrupted case, every
     column to the bit."""
     kind, load, policies = "capacities-2", 0.7, ["bernoulli", "jsq", "pi", "pi2"]
     whole = optimal_gap_rows([(kind, load)], policies, rtol=1e-4)
-    search, evaluations, rounds = None, None, 0
-    while evaluations is None or len(evaluations) < 2:
-        search, evaluations = optimal_case_round(
-            kind, load, policies, rtol=1e-4, seconds=0.0, search=search, evaluations=evaluations
-        )
-        done = save_case_round(
-            search, evaluations, policies, tmp_path / "s.npz", tmp_path / "e.json"
-        )
-        assert not done
-        search, evaluations = load_case_round(kind, load, tmp_path / "s.npz", tmp_path / "e.json")
+    files = tmp_path / "s.npz", tmp_path / "e.json"
+    progress, rounds, pi2_rounds = None, 0, 0
+    while progress is None or progress.values is None or pi2_rounds < 2:
+        progress = optimal_case_round(kind, load, policies, rtol=1e-4, seconds=0.0,
+                                      progress=progress)  # fmt: skip
+        assert not save_case_round(progress, policies, *files)
+        progress = load_case_round(kind, load, *files)
         rounds += 1
-    assert rounds > 2 and list(evaluations) == ["bernoulli", "jsq"]
-    rows = finish_case_rows(kind, load, policies, rtol=1e-4, search=search, evaluations=evaluations)
+        pi2_rounds += progress.values is not None
+    assert rounds > 4 and list(progress.evaluations) == ["bernoulli", "jsq", "pi"]
+    assert progress.values.box_iterations > 0 and not progress.values.done  # PI² under way
+    rows = finish_case_rows(kind, load, policies, rtol=1e-4, progress=progress)
     assert rows.to_csv(index=False) == whole.to_csv(index=False)
     assert list(rows["policy"]) == policies
 

@@ -15,12 +15,8 @@ def main(snakemake):
     p = snakemake.params
     if "search" in snakemake.input.keys():  # a long case, after its rounds
         ((kind, load),) = p.cases
-        search, evaluations = load_case_round(
-            kind, load, snakemake.input.search, snakemake.input.evaluations
-        )
-        rows = finish_case_rows(
-            kind, load, p.policies, rtol=p.rtol, search=search, evaluations=evaluations
-        )
+        progress = load_case_round(kind, load, snakemake.input.search, snakemake.input.evaluations)
+        rows = finish_case_rows(kind, load, p.policies, rtol=p.rtol, progress=progress)
     else:
         cases = [case for kind, load in p.cases for case in optimal_instances([kind], [load])]
         rows = optimal_gap_rows(cases, p.policies, rtol=p.rtol)

@@ -1,4 +1,4 @@
-"""One round of a long case of the optimal-routing study: its search and evaluations advanced
+"""One round of a long case of the optimal-routing study: its searches and evaluations advanced
 for a job's time from the last round's, and saved (thin adapter)."""
 
 from queue_routing.multiskill.optimal_study import (
@@ -12,17 +12,13 @@ from queue_routing.workflow.scripts import run_script
 def main(snakemake):
     p = snakemake.params
     ((kind, load),) = p.cases
-    search, evaluations = None, None
+    progress = None
     if "search" in snakemake.input.keys():  # not the first round
-        search, evaluations = load_case_round(
-            kind, load, snakemake.input.search, snakemake.input.evaluations
-        )
-    search, evaluations = optimal_case_round(
-        kind, load, p.policies, rtol=p.rtol, seconds=p.seconds, search=search,
-        evaluations=evaluations,
-    )  # fmt: skip
-    out = snakemake.output
-    save_case_round(search, evaluations, p.policies, out.search, out.evaluations)
+        progress = load_case_round(kind, load, snakemake.input.search, snakemake.input.evaluations)
+    progress = optimal_case_round(
+        kind, load, p.policies, rtol=p.rtol, seconds=p.seconds, progress=progress
+    )
+    save_case_round(progress, p.policies, snakemake.output.search, snakemake.output.evaluations)
 
 
 run_script(snakemake, main)  # noqa: F821

@@ -424,6 +424,10 @@ def policy_relative_values(
     """
     top = chain_box(instance.n_classes, truncation)
     method = chain_method(instance, method)
+    if method == "value" and isinstance(policy, str) and policy in POLICIES:  # resumable
+        search = OptimalSearch.start(instance, top, rtol=rtol, max_iter=max_iter, policy=policy)
+        search.advance()
+        return search.policy_values()
     policy = policy if isinstance(policy, np.ndarray) else resolve_chain_policy(policy)
     name = "the table" if isinstance(policy, np.ndarray) else policy_name(policy)
     mode, mask, p = _policy_arrays(instance, policy, top, rtol, max_iter, method)
@@ -435,11 +439,15 @@ def policy_relative_values(
     else:
         it, lower, upper, ok = _iterate(instance, top, h, mode, mask, p, rtol, max_iter)
     if not ok:
-        raise AccuracyError(
-            f"truncation: value iteration of {name} at {_describe(top)} did not converge in "
-            f"{it} iterations (bounds [{lower:.6g}, {upper:.6g}])"
-        )
+        raise AccuracyError(_not_converged(name, top, it, lower, upper))
     return h.reshape(tuple(int(v) + 1 for v in top)), lower, upper
+
+
+def _not_converged(name: str, top: np.ndarray, it: int, lower: float, upper: float) -> str:
+    return (
+        f"truncation: value iteration of {name} at {_describe(top)} did not converge in "
+        f"{it} iterations (bounds [{lower:.6g}, {upper:.6g}])"
+    )
 
 
 def pi2_table(
@@ -718,6 +726,7 @@ def evaluate_policy(
     strict: bool = False,
     method: str = "auto",
     shape: str = "box",
+    h_pi: np.ndarray | None = None,
 ) -> ChainEvaluation:
     """The exact stationary cost of ``policy`` on the chain (compiled Gauss-Seidel on the
     balance equations, residual ``<= rtol 1e-5 Lambda`` within ``[1e-13, 1e-9] Lambda``).
@@ -735,8 +744,9 @@ def evaluate_policy(
     with ``certified`` False (an :class:`~queue_routing.errors.AccuracyError` with
     ``strict``). PI² (``"pi2"``): PI's relative values are solved once, on the box where PI's
     own cost is certified (the same way), and PI² on every box is :func:`pi2_extended` of
-    them. ``method`` (:data:`METHODS`): PI²'s evaluation of PI, and the stationary solver
-    (:func:`aggregated`).
+    them (``h_pi``: those values, already solved, as :func:`policy_relative_values` of PI on
+    that box at ``rtol / 10``). ``method`` (:data:`METHODS`): PI²'s evaluation of PI, and the
+    stationary solver (:func:`aggregated`).
 
     >>> from queue_routing.multiskill import Instance
     >>> inst = Instance(mu=[2.0, 1.5], cost=[1.0, 3.0], eta=[1.6])
@@ -766,13 +776,14 @@ def evaluate_policy(
     else:
         top = np.array([max(2, _previous_level(int(v))) for v in floor])
     arrays = _policy_arrays
-    if pol == "pi2":  # PI's values on the box where PI's own cost is certified, solved once
+    if pol == "pi2" and h_pi is None:  # PI's values where PI's own cost is certified
         pi_ev = evaluate_policy(
             instance, "pi", truncation, rtol=rtol, start=start, max_level=max_level,
             max_bytes=max_bytes, strict=strict, method=method, shape=shape,
         )  # fmt: skip
         h_pi, _, _ = policy_relative_values(instance, "pi", pi_ev.levels, rtol=rtol / 10,
                                             method=method)  # fmt: skip
+    if pol == "pi2":
 
         def arrays(instance, pol, top, *_):
             return MODE_TABLE, pi2_extended(instance, h_pi, top), np.zeros(1)
@@ -1028,6 +1039,7 @@ _SEARCH_ARRAYS = ("top", "h", "prev_top", "pi", "mask", "faces")
 _SEARCH_META = (
     "rtol", "cap", "max_bytes", "max_iter", "method", "shape", "explicit", "box_iterations",
     "prev", "iterations", "seconds", "done", "lower", "upper", "ok", "certified", "law",
+    "policy",
 )  # fmt: skip
 
 
@@ -1080,6 +1092,14 @@ class OptimalSearch:
     mask: np.ndarray | None = None
     law: tuple = ()
     faces: np.ndarray | None = None
+    #: a built-in policy whose relative values are solved instead of the optimum
+    policy: str | None = None
+
+    @property
+    def tolerance(self) -> float:
+        """Value iteration's relative tolerance: ``rtol / 10`` for the optimum, ``rtol`` for a
+        policy's values."""
+        return self.rtol if self.policy is not None else self.rtol / 10
 
     @classmethod
     def start(
@@ -1094,14 +1114,24 @@ class OptimalSearch:
         max_iter: int = 2_000_000,
         method: str = "auto",
         shape: str = "box",
+        policy: str | None = None,
     ) -> OptimalSearch:
         """A search not yet advanced, the arguments those of :func:`optimal_policy` (a chain
-        too large for ``max_bytes`` already raises here)."""
+        too large for ``max_bytes`` already raises here). ``policy``: one of the built-in
+        index policies (:data:`~.policies.POLICIES`), whose relative values are solved on the
+        box ``truncation`` to ``rtol`` instead (:func:`policy_relative_values`;
+        :meth:`policy_values`)."""
         positive("rtol", rtol)
         method = chain_method(instance, method)
         shape = _check_shape(shape)
         n = instance.n_classes
         explicit = truncation is not None
+        if policy is not None and (policy not in POLICIES or not explicit):
+            raise ArgumentError(
+                "policy",
+                f"policy: the values of one of {list(POLICIES)} on an explicit truncation, "
+                f"got {policy!r} on {truncation!r}",
+            )
         if explicit:
             top = chain_box(n, truncation)
             cap = int(top.max())
@@ -1110,7 +1140,7 @@ class OptimalSearch:
             top = chain_box(n, START_LEVEL if start is None else start)
         check_memory(n, top, max_bytes)  # C too large: the memory it needs
         return cls(instance, float(rtol), cap, int(max_bytes), int(max_iter), method, shape,
-                   explicit, top)  # fmt: skip
+                   explicit, top, policy=policy)  # fmt: skip
 
     def advance(
         self, seconds: float | None = None, progress: Callable[..., Any] | None = None
@@ -1136,18 +1166,26 @@ class OptimalSearch:
         n_srv = inst.n_classes + 1
         if self.h is None:
             self.h = _start_values(inst, top, None)
-        if self.method == "policy":
+        if self.method == "policy" and self.policy is None:
             it, lower, upper, ok, mask = _policy_iteration(
-                inst, top, self.h, rtol / 10, self.max_iter, progress
+                inst, top, self.h, self.tolerance, self.max_iter, progress
             )
         else:
+            mode, fixed, p = MODE_OPTIMAL, _NO_MASK, np.zeros(1)
+            if self.policy is not None:
+                mode, fixed, p = _policy_arrays(inst, self.policy, top, rtol, self.max_iter)
             it, lower, upper, ok = _iterate(
-                inst, top, self.h, MODE_OPTIMAL, _NO_MASK, np.zeros(1), rtol / 10,
-                self.max_iter, progress, self.box_iterations, deadline,
+                inst, top, self.h, mode, fixed, p, self.tolerance, self.max_iter, progress,
+                self.box_iterations, deadline,
             )  # fmt: skip
             if not ok and it < self.max_iter:  # paused within the box
                 self.iterations += it - self.box_iterations
                 self.box_iterations = it
+                return
+            if self.policy is not None:  # a policy's values: this box only
+                self.iterations += it - self.box_iterations
+                self.box_iterations = it
+                self.lower, self.upper, self.ok, self.done = lower, upper, ok, True
                 return
             mask = greedy_mask(self.h, top, n_srv)
         self.iterations += it - self.box_iterations
@@ -1178,12 +1216,24 @@ class OptimalSearch:
         self.pi = None
         self.done = True
 
+    def policy_values(self) -> tuple[np.ndarray, float, float]:
+        """``(h, lower, upper)`` of a policy's search that is :attr:`done`, as
+        :func:`policy_relative_values` returns them (an
+        :class:`~queue_routing.errors.AccuracyError` if value iteration did not converge)."""
+        if not self.done or self.policy is None:
+            raise ArgumentError("search", "search: not a policy's values, or not done yet")
+        if not self.ok:
+            raise AccuracyError(
+                _not_converged(self.policy, self.top, self.box_iterations, self.lower, self.upper)
+            )
+        return self.h.reshape(tuple(int(v) + 1 for v in self.top)), self.lower, self.upper
+
     def result(self, strict: bool = True) -> OptimalResult:
         """The :class:`OptimalResult` of a search that is :attr:`done`. ``strict``: raise
         :class:`~queue_routing.errors.AccuracyError` when the cost is not certified (or value
         iteration did not converge in ``max_iter`` steps), as :func:`optimal_policy` does."""
-        if not self.done:
-            raise ArgumentError("search", "search: not done yet; advance it first")
+        if not self.done or self.policy is not None:
+            raise ArgumentError("search", "search: not the optimum's, or not done yet")
         top, lower, upper = self.top, self.lower, self.upper
         if strict and not self.ok:
             raise AccuracyError(
@@ -1220,25 +1270,35 @@ class OptimalSearch:
     def save(self, path) -> None:
         """Write the search to ``path`` (``.npz``; the instance is saved to be checked by
         :meth:`load`), atomically."""
-        meta = {
-            "instance": _instance_key(self.instance),
-            **{k: getattr(self, k) for k in _SEARCH_META},
-            "history": [[list(r[0]), *r[1:]] for r in self.history],
-        }
-        arrays = {
-            k: np.asarray(getattr(self, k)) if getattr(self, k) is not None else np.empty(0)
-            for k in _SEARCH_ARRAYS
-        }
         with atomic_path(path) as tmp, open(tmp, "wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
+            np.savez(f, **self.pack())
 
     @classmethod
     def load(cls, path, instance: Instance) -> OptimalSearch:
         """The search saved at ``path`` by :meth:`save`, for ``instance`` (another instance
         raises :class:`~queue_routing.errors.ArgumentError`)."""
         with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(str(data["meta"]))
-            arrays = {k: (data[k] if data[k].size else None) for k in _SEARCH_ARRAYS}
+            return cls.unpack(data, instance, path=path)
+
+    def pack(self, prefix: str = "") -> dict[str, np.ndarray]:
+        """The arrays :meth:`save` writes (names after ``prefix``: several searches in one
+        file), the rest as JSON in ``meta``."""
+        meta = {
+            "instance": _instance_key(self.instance),
+            **{k: getattr(self, k) for k in _SEARCH_META},
+            "history": [[list(r[0]), *r[1:]] for r in self.history],
+        }
+        arrays = {
+            prefix + k: np.empty(0) if getattr(self, k) is None else np.asarray(getattr(self, k))
+            for k in _SEARCH_ARRAYS
+        }
+        return {prefix + "meta": np.array(json.dumps(meta)), **arrays}
+
+    @classmethod
+    def unpack(cls, data, instance: Instance, prefix: str = "", path="") -> OptimalSearch:
+        """The search :meth:`pack` wrote into ``data`` (a mapping of names to arrays)."""
+        meta = json.loads(str(data[prefix + "meta"]))
+        arrays = {k: (data[prefix + k] if data[prefix + k].size else None) for k in _SEARCH_ARRAYS}
         if meta.pop("instance") != _instance_key(instance):
             raise ArgumentError("search", f"search: {path} was saved for another instance")
         history = [(tuple(r[0]), *r[1:]) for r in meta.pop("history")]
@@ -1425,11 +1485,13 @@ def evaluate_beside(
     max_bytes: int = DEFAULT_MAX_BYTES,
     method: str = "auto",
     shape: str = "box",
+    h_pi: np.ndarray | None = None,
 ) -> ChainEvaluation:
     """:func:`evaluate_policy` of ``policy`` as :func:`compare_with_optimum` makes it beside
     the optimum ``optimal`` found with the same arguments: with ``truncation=None`` from the
     optimum's box before the certified one, raised until the policy's own cost is certified
-    on a box holding the optimum's; else on ``truncation`` as it stands."""
+    on a box holding the optimum's; else on ``truncation`` as it stands. ``h_pi``: PI²'s
+    values of PI, already solved (:func:`evaluate_policy`)."""
     pol = resolve_chain_policy(policy)
     if truncation is not None:
         return evaluate_policy(
@@ -1439,5 +1501,5 @@ def evaluate_beside(
     start = optimal.history[-2][0] if len(optimal.history) > 1 else None
     return evaluate_policy(
         instance, pol, optimal.levels, rtol=rtol, start=start, max_level=max_level,
-        max_bytes=max_bytes, method=method, shape=shape,
+        max_bytes=max_bytes, method=method, shape=shape, h_pi=h_pi,
     )  # fmt: skip

@@ -13,6 +13,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from .policies import policy_weights
 
 __all__ = [
     "TEMPLATES",
+    "CaseProgress",
     "case_rows",
     "finish_case_rows",
     "gap_summary",
@@ -46,6 +48,7 @@ __all__ = [
     "optimal_case_round",
     "optimal_gap_rows",
     "optimal_instances",
+    "progress_rows",
     "save_case_round",
     "switching_rows",
 ]
@@ -60,6 +63,9 @@ TEMPLATES = {
     "table1-3": (TABLE1["mu"][:4], TABLE1["cost"][:4], TABLE1["eta"][:3]),
 }
 
+#: Value-iteration steps allowed to PI's relative values for PI² (those of
+#: :func:`~.optimal.policy_relative_values`, which :func:`~.optimal.evaluate_policy` uses).
+PI_VALUES_MAX_ITER = 1_000_000
 #: Gaps (percentage points) closer than this are ties (identical policies on an instance).
 TIE_PCT = 1e-6
 #: Policy labels of the study's tables (PI² is the study's own).
@@ -149,6 +155,22 @@ def case_rows(
     ]
 
 
+@dataclass
+class CaseProgress:
+    """Where one case of :func:`optimal_gap_rows` stands between two rounds: the optimum's
+    search, the policies evaluated (their :meth:`~.optimal.ChainEvaluation.to_dict`, in the
+    order of the study's policies) and, while PI² is under way, the search of PI's relative
+    values it is greedy for (:meth:`~.optimal.OptimalSearch.start` with ``policy="pi"``)."""
+
+    search: OptimalSearch
+    evaluations: dict[str, dict] = field(default_factory=dict)
+    values: OptimalSearch | None = None
+
+    def done(self, policies: Sequence[str]) -> bool:
+        """The optimum found and every one of ``policies`` evaluated."""
+        return bool(self.search.done and len(self.evaluations) == len(policies))
+
+
 def optimal_case_round(
     kind: str,
     load: float,
@@ -156,89 +178,108 @@ def optimal_case_round(
     *,
     rtol: float = 1e-4,
     seconds: float | None = None,
-    search: OptimalSearch | None = None,
-    evaluations: Mapping[str, Mapping] | None = None,
-) -> tuple[OptimalSearch, dict[str, dict]]:
+    progress: CaseProgress | None = None,
+) -> CaseProgress:
     """One bounded round of one case of :func:`optimal_gap_rows` (a pipeline job of a case
-    longer than a job may be): the optimum's search advanced from ``search``
-    (:class:`~.optimal.OptimalSearch`; None: from the start), then the policies not yet in
-    ``evaluations`` (their :meth:`~.optimal.ChainEvaluation.to_dict`) evaluated one after
-    the other, until ``seconds`` of wall time have passed (None: to the end). The rounds
-    compute exactly what one uninterrupted case computes, so :func:`case_rows` of the last
-    round's ``(search.result(strict=False).to_dict(), evaluations)`` are the case's rows of
-    :func:`optimal_gap_rows` to the bit.
+    longer than a job may be): from ``progress`` (None: the start), the optimum's search
+    advanced (:class:`~.optimal.OptimalSearch`), then the policies not yet evaluated, one
+    after the other (PI²: PI's relative values by a search of their own, then its
+    stationary laws), until ``seconds`` of wall time have passed (None: to the end); the
+    round stops at the end of a block of value-iteration steps, a box or a policy, and does
+    one at least. The rounds compute exactly what one uninterrupted case computes, so the
+    :func:`case_rows` of the last round are the case's rows of :func:`optimal_gap_rows` to
+    the bit.
 
-    >>> search, evs = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3, seconds=0.0)
-    >>> while len(evs) < 1:
-    ...     search, evs = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3,
-    ...                                      seconds=0.0, search=search, evaluations=evs)
-    >>> rows = case_rows("symmetric-2", 0.5, search.result(strict=False).to_dict(), evs)
+    >>> progress = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3, seconds=0.0)
+    >>> while not progress.done(["pi"]):
+    ...     progress = optimal_case_round("symmetric-2", 0.5, ["pi"], rtol=1e-3, seconds=0.0,
+    ...                                   progress=progress)
+    >>> rows = progress_rows("symmetric-2", 0.5, progress)
     >>> rows == optimal_gap_rows([("symmetric-2", 0.5)], ["pi"], rtol=1e-3).to_dict("records")
     True
     """
     t0 = time.perf_counter()
     inst = scaled_instance(kind, load)
-    if search is None:
-        search = OptimalSearch.start(inst, rtol=rtol)
-    out = dict(evaluations or {})
+    if progress is None:
+        progress = CaseProgress(OptimalSearch.start(inst, rtol=rtol))
+    search, out = progress.search, dict(progress.evaluations)
     worked = not search.done  # a round does some work: a block, a box or an evaluation
+
+    def left() -> float | None:
+        return None if seconds is None else max(seconds - (time.perf_counter() - t0), 0.0)
+
     if not search.advance(seconds):
-        return search, out
+        return CaseProgress(search, out)
     opt = search.result(strict=False)
+    values = progress.values
     for policy in policies:
         name = policy_name(resolve_chain_policy(policy))
         if name in out:
             continue
-        if worked and seconds is not None and time.perf_counter() - t0 >= seconds:
+        if worked and left() == 0.0:
             break
-        out[name] = evaluate_beside(inst, policy, opt, rtol=rtol).to_dict()
+        h_pi = None
+        if name == "pi2":  # PI's values, solved in rounds where PI's own cost is certified
+            if values is None:
+                pi_levels = out["pi"]["levels"] if "pi" in out else None
+                if pi_levels is None:
+                    pi_levels = evaluate_beside(inst, "pi", opt, rtol=rtol).levels
+                values = OptimalSearch.start(
+                    inst, tuple(pi_levels), rtol=rtol / 10, max_iter=PI_VALUES_MAX_ITER, policy="pi"
+                )
+            worked = True
+            if not values.advance(left()):
+                break
+            h_pi = values.policy_values()[0]
+        out[name] = evaluate_beside(inst, policy, opt, rtol=rtol, h_pi=h_pi).to_dict()
+        values = None if name == "pi2" else values
         worked = True
-    return search, out
+    return CaseProgress(search, out, values)
 
 
-def save_case_round(
-    search: OptimalSearch,
-    evaluations: Mapping[str, Mapping],
-    policies: Sequence[str],
-    search_path,
-    evaluations_path,
-) -> bool:
-    """Write a round of :func:`optimal_case_round`: the search (:meth:`~.optimal.OptimalSearch.
-    save`, ``.npz``) and a JSON object ``{"done": bool, "evaluations": {...}}`` (floats
-    exact), ``done`` once the search is and every one of ``policies`` is evaluated (what the
-    pipeline reads to know whether another round is needed). Returns ``done``."""
-    done = bool(search.done and len(evaluations) == len(policies))
-    search.save(search_path)
+def progress_rows(kind: str, load: float, progress: CaseProgress) -> list[dict[str, Any]]:
+    """:func:`case_rows` of a finished case's progress."""
+    return case_rows(kind, load, progress.search.result(strict=False).to_dict(),
+                     progress.evaluations)  # fmt: skip
+
+
+def save_case_round(progress: CaseProgress, policies: Sequence[str], search_path,
+                    evaluations_path) -> bool:  # fmt: skip
+    """Write a round of :func:`optimal_case_round`: its searches (``.npz``; PI's values under
+    the names ``values_*``) and a JSON object ``{"done": bool, "evaluations": {...}}``
+    (floats exact), ``done`` once the case is (:meth:`CaseProgress.done`: what the pipeline
+    reads to know whether another round is needed). Returns ``done``."""
+    done = progress.done(policies)
+    arrays = progress.search.pack()
+    if progress.values is not None:
+        arrays.update(progress.values.pack(prefix="values_"))
+    with atomic_path(search_path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays)
     with atomic_path(evaluations_path) as tmp:
-        text = json.dumps({"done": done, "evaluations": dict(evaluations)}, indent=1)
+        text = json.dumps({"done": done, "evaluations": progress.evaluations}, indent=1)
         tmp.write_text(text + "\n")
     return done
 
 
-def load_case_round(
-    kind: str, load: float, search_path, evaluations_path
-) -> tuple[OptimalSearch, dict[str, dict]]:
-    """A round written by :func:`save_case_round` for the case ``(kind, load)``: its search
-    and evaluations."""
-    search = OptimalSearch.load(search_path, scaled_instance(kind, load))
-    return search, json.loads(Path(evaluations_path).read_text())["evaluations"]
+def load_case_round(kind: str, load: float, search_path, evaluations_path) -> CaseProgress:
+    """A round written by :func:`save_case_round` for the case ``(kind, load)``."""
+    inst = scaled_instance(kind, load)
+    with np.load(search_path, allow_pickle=False) as data:
+        search = OptimalSearch.unpack(data, inst, path=search_path)
+        values = None
+        if "values_meta" in data:
+            values = OptimalSearch.unpack(data, inst, prefix="values_", path=search_path)
+    evaluations = json.loads(Path(evaluations_path).read_text())["evaluations"]
+    return CaseProgress(search, evaluations, values)
 
 
 def finish_case_rows(
-    kind: str,
-    load: float,
-    policies: Sequence[str],
-    *,
-    rtol: float,
-    search: OptimalSearch,
-    evaluations: Mapping[str, Mapping],
+    kind: str, load: float, policies: Sequence[str], *, rtol: float, progress: CaseProgress
 ) -> pd.DataFrame:
     """The rows of :func:`optimal_gap_rows` of the case ``(kind, load)`` from its last round:
     what is left of it done, to the end."""
-    search, evaluations = optimal_case_round(
-        kind, load, policies, rtol=rtol, search=search, evaluations=evaluations
-    )
-    return pd.DataFrame(case_rows(kind, load, search.result(strict=False).to_dict(), evaluations))
+    progress = optimal_case_round(kind, load, policies, rtol=rtol, progress=progress)
+    return pd.DataFrame(progress_rows(kind, load, progress))
 
 
 def _levels(levels: Sequence[int]) -> str:
