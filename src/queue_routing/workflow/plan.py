@@ -708,12 +708,10 @@ def total_seconds(config: Config) -> float:
         for group in groups:
             (whole,) = _CHUNKS[rule](config, group, None)
             job = {**group, "chunk": whole}
-            total += job_seconds(rule, job, config)
-            if rule == "multiskill_optimal":  # a single long case: its rounds
-                total += sum(
-                    job_seconds("multiskill_optimal_round", r, config)
-                    for r in _ms_optimal_round_jobs(config, [job])
-                )
+            if rule == "multiskill_optimal":  # its cases, whether in rounds or not
+                total += _ms_optimal_work(config, job)
+            else:
+                total += job_seconds(rule, job, config)
     for rule, jobs in _unchunked_jobs(config).items():
         total += sum(job_seconds(rule, job, config) for job in jobs)
     return total
