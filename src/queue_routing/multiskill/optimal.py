@@ -34,6 +34,9 @@ losses, so its servers stay independent finite M/M/1 queues solved in closed for
   each policy's Poisson equation solved by Gauss-Seidel sweeps with a coarse correction on
   the total count, improvement with ties kept on the incumbent), certified by the same
   bounds, those of one value-iteration step from its relative values.
+* :class:`OptimalSearch`: the same search advanced a bounded wall time at a time and saved
+  in between (a pipeline job each), to the same bits as one uninterrupted search; with
+  ``policy=`` a built-in policy's relative values on one box (:func:`policy_relative_values`).
 * Above the load :data:`AGGREGATION_LOAD` every stationary law is solved by Gauss-Seidel with
   aggregation-disaggregation on the total count (:func:`.optimal_kernels.
   stationary_two_level`), about ten times fewer sweeps at high load.
@@ -42,7 +45,8 @@ losses, so its servers stay independent finite M/M/1 queues solved in closed for
   raised in the same way (by its own faces) until its own cost is certified.
 * PI² (``"pi2"``): one more policy-improvement step, greedy for the relative values of PI on
   the chain (:func:`pi2_table`).
-* :func:`compare_with_optimum`: all of it for a list of policies, with the gaps in percent.
+* :func:`compare_with_optimum`: all of it for a list of policies, with the gaps in percent
+  (each policy as :func:`evaluate_beside` evaluates it beside the optimum).
 
 Memory: a chain of ``prod_j (L_j + 1)`` states needs :data:`BYTES_PER_STATE` bytes a state
 (:func:`chain_bytes`); beyond ``max_bytes`` (8 GiB by default) an

@@ -5,6 +5,10 @@ each policy's exact gap to the optimum, and one optimal switching curve, as tidy
 Instances: ``(kind, C)`` templates (:data:`TEMPLATES`) of capacities ``mu`` (work per unit
 time), costs ``c`` (per job per unit time) and class weights ``w``, scaled to a total load
 ``rho = sum eta / sum mu``: ``eta = rho sum(mu) w / sum(w)``.
+
+A case longer than a pipeline job may be runs in rounds (:func:`optimal_case_round`, its
+state a :class:`CaseProgress` saved by :func:`save_case_round` and read back by
+:func:`load_case_round`), with the rows of the uninterrupted case to the bit.
 """
 
 from __future__ import annotations
