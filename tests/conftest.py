@@ -56,62 +56,87 @@ def _code_state() -> str | None:
     return digest.hexdigest()
 
 
-#: Tests that need the smoke run (its fixture) run in one group, on one pytest-xdist worker,
-#: so the run is made once and the group's further pipeline runs (the resume tests) do not
-#: overlap; every other module is a group of its own (its module-scoped fixtures are computed
-#: once), so the workers are about equally busy. The group is decided from the test's id in
-#: the controller (:func:`pytest_xdist_make_scheduler`), which sees no fixtures: the modules
-#: below, and tests named ``test_smoke_run_*`` elsewhere; collection checks that every test
-#: using the smoke run is in it.
-SMOKE_GROUP = "smoke-pipeline"
-SMOKE_MODULES = {
-    "test_cluster.py",  # the SLURM run; restarting the cluster must not overlap with it
-    "test_pipeline.py",
-    "test_pipeline_rerun.py",
-    "test_progress.py",
-    "test_resume.py",
-    "test_split_pipeline.py",
+#: Tests that need the smoke run (its fixture) run in two groups, each on one pytest-xdist
+#: worker. The first worker to reach the fixture makes the run (``snakemake --cores 2``, both
+#: cores), the other waits on its lock meanwhile, so the run is made once; then the two groups'
+#: further pipeline runs (the resume, rerun and damage tests) share the workers. Every other
+#: module is a group of its own (its module-scoped fixtures are computed once). The group is
+#: decided from the test's id in the controller (:func:`pytest_xdist_make_scheduler`), which
+#: sees no fixtures: the modules below, and tests named ``test_smoke_run_*`` elsewhere (in the
+#: second group); collection checks that every test using the smoke run is in one of them.
+SMOKE_GROUPS = {
+    "smoke-pipeline-1": {
+        "test_cluster.py",  # the SLURM run; restarting the cluster must not overlap with it
+        "test_pipeline.py",
+        "test_progress.py",
+        "test_resume.py",
+    },
+    "smoke-pipeline-2": {
+        "test_pipeline_rerun.py",
+        "test_split_pipeline.py",
+    },
 }
+SMOKE_NAMED_GROUP = "smoke-pipeline-2"  # tests named test_smoke_run_* in other modules
+
+#: Modules scheduled right after the smoke groups (the longest of the others: they must not
+#: be the last to start, or one worker finishes them alone).
+EARLY_MODULES = ("test_chunks_cores.py", "test_config.py", "test_resources.py")
 
 
 def test_group(nodeid: str) -> str:
-    """The scheduling group of a test id: :data:`SMOKE_GROUP` or the test's module."""
+    """The scheduling group of a test id: one of :data:`SMOKE_GROUPS` or the test's module."""
     module, _, rest = nodeid.partition("::")
-    if Path(module).name in SMOKE_MODULES or rest.startswith("test_smoke_run"):
-        return SMOKE_GROUP
+    for group, modules in SMOKE_GROUPS.items():
+        if Path(module).name in modules:
+            return group
+    if rest.startswith("test_smoke_run"):
+        return SMOKE_NAMED_GROUP
     return module
 
 
 test_group.__test__ = False  # a helper, not a test
 
 
+def _schedule_rank(nodeid: str) -> int:
+    """Where a test's group starts: the smoke groups, then :data:`EARLY_MODULES`, then the
+    rest in collection order."""
+    group = test_group(nodeid)
+    if group in SMOKE_GROUPS:
+        return list(SMOKE_GROUPS).index(group)
+    name = Path(group).name
+    return len(SMOKE_GROUPS) + (EARLY_MODULES.index(name) if name in EARLY_MODULES else 99)
+
+
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist (``-n auto`` in pyproject.toml's ``addopts``): whole groups of
-    :func:`test_group` to one worker (xdist's own ``loadgroup`` marks do not reach the
-    scheduler with pytest 9, whose test ids are no longer assignable)."""
+    :func:`test_group` to one worker, in the order of collection (xdist's own ``loadgroup``
+    marks do not reach the scheduler with pytest 9, whose test ids are no longer
+    assignable; its default order, the largest group first, counts tests, not time)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return test_group(nodeid)
 
+    config.option.loadscopereorder = False
     return GroupScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Put :data:`SMOKE_GROUP` first (the longest group: scheduled first, the other modules
-    fill the other workers meanwhile), and refuse a test that uses the smoke run outside it
-    (it would make a second run, or wait for the first on another worker)."""
-    items.sort(key=lambda item: test_group(item.nodeid) != SMOKE_GROUP)  # stable
+    """Order the groups by :func:`_schedule_rank` (the smoke groups first: the longest, the
+    other modules fill the workers once the run is made), and refuse a test that uses the
+    smoke run outside the smoke groups (it could start a second run's wait on a worker
+    outside them)."""
+    items.sort(key=lambda item: _schedule_rank(item.nodeid))  # stable
     stray = [
         item.nodeid
         for item in items
         if "smoke_run" in getattr(item, "fixturenames", ())
-        and test_group(item.nodeid) != SMOKE_GROUP
+        and test_group(item.nodeid) not in SMOKE_GROUPS
     ]
     if stray:
         raise pytest.UsageError(
-            "tests using smoke_run outside the smoke group (tests/conftest.py SMOKE_MODULES): "
+            "tests using smoke_run outside the smoke groups (tests/conftest.py SMOKE_GROUPS): "
             + ", ".join(stray)
         )
 
