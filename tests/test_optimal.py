@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -740,6 +741,43 @@ def test_a_search_resumed_block_by_block_from_its_files_is_the_uninterrupted_one
         rounds += 1
     assert rounds >= len(whole.history)  # a round a box at least
     _same_result(search.result(strict=False), whole)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread here")
+@pytest.mark.parametrize(
+    "inst, kwargs",
+    [
+        (C2, {"rtol": 1e-5}),
+        (C2, {"rtol": 1e-5, "policy": "pi"}),  # PI's values on a box (PI²'s first step)
+        (
+            Instance(mu=[1.0, 0.8, 0.6, 0.5], cost=[1.0, 2.0, 1.5, 3.0], eta=[0.5, 0.5, 0.4]),
+            {"rtol": 1e-3},
+        ),
+    ],
+    ids=["C2", "C2-pi-values", "C3"],
+)
+def test_value_iteration_on_threads_is_the_one_threads_to_the_bit(inst, kwargs):
+    """The compiled kernels of C = 2 and 3 run a step's rows on numba's threads: any number
+    of threads gives the values and bounds of one thread, bit for bit."""
+    truncation = (14, 9, 9) if "policy" in kwargs else None  # a policy's values: on a box
+
+    def run(threads):
+        before = numba.get_num_threads()
+        numba.set_num_threads(threads)
+        try:
+            search = OptimalSearch.start(inst, truncation, **kwargs)
+            search.advance()
+            if "policy" in kwargs:
+                return search.policy_values()
+            return search.result(strict=False)
+        finally:
+            numba.set_num_threads(before)
+
+    one, many = run(1), run(min(4, numba.config.NUMBA_NUM_THREADS))
+    if "policy" in kwargs:
+        assert all(np.array_equal(a, b) for a, b in zip(one, many, strict=True))
+    else:
+        _same_result(one, many)
 
 
 def test_a_saved_search_is_for_its_own_instance_and_read_when_done(tmp_path):

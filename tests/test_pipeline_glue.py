@@ -22,7 +22,7 @@ CHILD = textwrap.dedent(
 
     out, log, case = sys.argv[1], sys.argv[2], sys.argv[3]
     snakemake = SimpleNamespace(
-        output=[out], log=[log], rule="demo", wildcards={},
+        output=[out], log=[log], rule="demo", wildcards={}, threads=1,
     )
 
     def main(snakemake):
@@ -131,3 +131,28 @@ def test_a_signal_while_numba_compiles_ends_the_job_in_order(tmp_path, case):
     assert not out.exists()
     assert leftovers(tmp_path) == []
     assert f"terminated by {sig.name}" in log.read_text()
+
+
+def test_a_job_gives_numba_its_threads():
+    """``use_threads``: a job's ``threads`` reach numba's parallel kernels, at most numba's
+    count where numba is loaded, through ``NUMBA_NUM_THREADS`` where it is not yet."""
+    import numba
+
+    from queue_routing.workflow.scripts import use_threads
+
+    before = numba.get_num_threads()
+    try:
+        assert use_threads(1) == 1 and numba.get_num_threads() == 1
+        top = numba.config.NUMBA_NUM_THREADS
+        assert use_threads(10**6) == top and numba.get_num_threads() == top
+    finally:
+        numba.set_num_threads(before)
+    child = (
+        "import sys; from queue_routing.workflow.scripts import use_threads; "
+        "assert 'numba' not in sys.modules; use_threads(3); import numba; "
+        "print(numba.config.NUMBA_NUM_THREADS)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert proc.stdout.split() == ["3"]

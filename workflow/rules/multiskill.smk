@@ -610,7 +610,7 @@ checkpoint multiskill_optimal_round:
     retries: RETRIES
     conda:
         "../envs/queue-routing.yaml"
-    threads: 1
+    threads: plan.multiskill_optimal_round_threads(config)
     resources:
         **job_resources("multiskill_optimal_round"),
     params:

@@ -30,7 +30,7 @@ job sent to a full server: its servers stay independent finite queues.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..checks import integer, is_int, show
 from ..errors import ArgumentError
@@ -238,18 +238,25 @@ def _finish_step(src, dst, it, done, max_iter):  # pragma: no cover - compiled
     return dst, src
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def relative_value_iteration_2(
     h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
 ):  # pragma: no cover - compiled
     """:func:`relative_value_iteration` for two classes (three servers), the loops over the
     counts written out and two buffers used in turn (normalised every
     :data:`NORMALISE_EVERY` steps): the same operator at a fraction of the general
-    kernel's cost per step (``benchmarks/optimal_value_iteration.py``)."""
+    kernel's cost per step (``benchmarks/optimal_value_iteration.py``).
+
+    The rows ``x_0 = a`` of a step run in parallel on numba's threads
+    (``numba.set_num_threads``; a pipeline job uses its ``threads``): a step reads only the
+    last step's values, and the span bounds are a minimum and a maximum (of each row's, in
+    row order), so the result is the same to the bit whatever the number of threads."""
     L0, L1, L2 = top[0], top[1], top[2]
     s1 = L2 + 1
     s0 = (L1 + 1) * s1
     other = np.empty(h.size)
+    row_lo = np.empty(L0 + 1)
+    row_hi = np.empty(L0 + 1)
     src, dst = h, other
     eta1, eta2 = eta[0], eta[1]
     mu0, mu1, mu2 = mu[0], mu[1], mu[2]
@@ -262,9 +269,9 @@ def relative_value_iteration_2(
     done = False
     while it < max_iter and not done:
         it += 1
-        lo = np.inf
-        hi = -np.inf
-        for a in range(L0 + 1):
+        for a in prange(L0 + 1):
+            lo = np.inf
+            hi = -np.inf
             for b in range(L1 + 1):
                 base = a * s0 + b * s1
                 hold = c0 * a + c1 * b
@@ -298,8 +305,10 @@ def relative_value_iteration_2(
                         lo = diff
                     if diff > hi:
                         hi = diff
-        lower = big_lam * lo
-        upper = big_lam * hi
+            row_lo[a] = lo
+            row_hi[a] = hi
+        lower = big_lam * row_lo.min()
+        upper = big_lam * row_hi.max()
         done = upper - lower <= rtol * 0.5 * abs(upper + lower)
         src, dst = _finish_step(src, dst, it, done, max_iter)
     if src is not h:  # the last values are in the other buffer
@@ -307,16 +316,19 @@ def relative_value_iteration_2(
     return it, lower, upper, done
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def relative_value_iteration_3(
     h, top, eta, mu, cost, big_lam, mode, mask, p, rtol, max_iter
 ):  # pragma: no cover - compiled
-    """:func:`relative_value_iteration_2` for three classes (four servers)."""
+    """:func:`relative_value_iteration_2` for three classes (four servers), its rows in
+    parallel the same way."""
     L0, L1, L2, L3 = top[0], top[1], top[2], top[3]
     s2 = L3 + 1
     s1 = (L2 + 1) * s2
     s0 = (L1 + 1) * s1
     other = np.empty(h.size)
+    row_lo = np.empty(L0 + 1)
+    row_hi = np.empty(L0 + 1)
     src, dst = h, other
     eta1, eta2, eta3 = eta[0], eta[1], eta[2]
     mu0, mu1, mu2, mu3 = mu[0], mu[1], mu[2], mu[3]
@@ -329,9 +341,9 @@ def relative_value_iteration_3(
     done = False
     while it < max_iter and not done:
         it += 1
-        lo = np.inf
-        hi = -np.inf
-        for a in range(L0 + 1):
+        for a in prange(L0 + 1):
+            lo = np.inf
+            hi = -np.inf
             for b in range(L1 + 1):
                 for c in range(L2 + 1):
                     base = a * s0 + b * s1 + c * s2
@@ -373,8 +385,10 @@ def relative_value_iteration_3(
                             lo = diff
                         if diff > hi:
                             hi = diff
-        lower = big_lam * lo
-        upper = big_lam * hi
+            row_lo[a] = lo
+            row_hi[a] = hi
+        lower = big_lam * row_lo.min()
+        upper = big_lam * row_hi.max()
         done = upper - lower <= rtol * 0.5 * abs(upper + lower)
         src, dst = _finish_step(src, dst, it, done, max_iter)
     if src is not h:

@@ -52,6 +52,7 @@ __all__ = [
     "multiskill_optimal_cases",
     "multiskill_optimal_classes",
     "multiskill_optimal_round_seconds",
+    "multiskill_optimal_round_threads",
     "multiskill_optimal_rounds",
     "plan",
     "slurm_target_seconds",
@@ -343,6 +344,18 @@ def multiskill_optimal_round_seconds(config: Config) -> float:
     """
     jobs = config["scaling"].get("jobs", {}).get("multiskill_optimal", {})
     return float(jobs.get("round_seconds", 0)) or slurm_target_seconds(config)
+
+
+def multiskill_optimal_round_threads(config: Config) -> int:
+    """The threads of one round of a long case of the optimal-routing study:
+    ``scaling.jobs.multiskill_optimal.round_threads`` (the value iteration's rows run in
+    parallel, with the same result to the bit; Snakemake gives a job at most its cores).
+
+    >>> multiskill_optimal_round_threads({"scaling": {"jobs": {}}})
+    1
+    """
+    jobs = config["scaling"].get("jobs", {}).get("multiskill_optimal", {})
+    return int(jobs.get("round_threads", 1))
 
 
 def _ms_optimal_seconds(config: Config, w: Wildcards) -> float:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import resource
 import signal
 import sys
@@ -30,7 +31,23 @@ from typing import Any
 from ..io import remove_live_temporaries
 from ..signals import Interrupted, SignalExit, checkpoint, exit_status
 
-__all__ = ["remove_stale_temporaries", "run_figure_script", "run_script"]
+__all__ = ["remove_stale_temporaries", "run_figure_script", "run_script", "use_threads"]
+
+
+def use_threads(threads: int) -> int:
+    """Give numba's parallel kernels (Part A's value iteration) the job's ``threads``, so
+    jobs run side by side do not oversubscribe the cores; returns the count. Their results
+    do not depend on it. Where numba is loaded already, at most its own count
+    (``NUMBA_NUM_THREADS``, the cores by default); else through that variable, which numba
+    reads when it loads (a script that draws a figure does not load numba for this)."""
+    count = max(1, int(threads))
+    numba = sys.modules.get("numba")
+    if numba is None:
+        os.environ["NUMBA_NUM_THREADS"] = str(count)
+        return count
+    count = min(count, numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(count)
+    return count
 
 
 def remove_stale_temporaries(outputs) -> list[Path]:
@@ -78,6 +95,7 @@ def run_script(snakemake: Any, main: Callable[[Any], None]) -> None:
             log.info("wildcards: %s", dict(snakemake.wildcards.items()))
             for stale in remove_stale_temporaries(snakemake.output):
                 log.info("removed stale temporary file %s", stale)
+            use_threads(snakemake.threads)
             main(snakemake)
             checkpoint()  # a signal that came after the last safe point of main
         # wall time and peak memory: what the cost model (queue_routing.workflow.resources) predicts
