@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
     inst = scaled_instance("table1-2", 0.95)
     _run(inst, (4, 4, 4), 2, 1)  # compile / load the cache
-    ratios, per_state = [], []
+    results = []  # (ratio, ns per state and step on the threads) per box
     for top in QUICK_BOXES if args.quick else BOXES:
         states = int(np.prod(np.array(top) + 1))
         h1, out1, t1 = _run(inst, top, STEPS, 1)
@@ -74,16 +74,16 @@ def main(argv: list[str] | None = None) -> int:
         if not (np.array_equal(h1, hn) and out1 == outn):
             print(f"box {top}: the values differ between 1 and {threads} threads", file=sys.stderr)
             return 1
-        ns = 1e9 * tn / (states * STEPS)
-        ratios.append(t1 / tn)
-        per_state.append(ns)
+        results.append((t1 / tn, 1e9 * tn / (states * STEPS)))
+        box = "x".join(map(str, top))
         print(
-            f"  box {'x'.join(map(str, top))}: {states:,} states; one thread {t1:.2f} s, "
-            f"{threads} threads {tn:.2f} s; ratio {t1 / tn:.2f}x; the same values bit for bit"
+            f"  box {box}: {states:,} states; one thread {t1:.2f} s, {threads} threads "
+            f"{tn:.2f} s; ratio {results[-1][0]:.2f}x; the same values bit for bit"
         )
+    ratio, ns = min(r for r, _ in results), max(n for _, n in results)
     print(
-        f"optimal_threads: {min(ratios):.2f}x with {threads} threads vs one "
-        f"({max(per_state):.1f} ns per state and step on {threads} threads)"
+        f"optimal_threads: {ratio:.2f}x with {threads} threads vs one "
+        f"({ns:.1f} ns per state and step on {threads} threads)"
     )
     return 0
 
