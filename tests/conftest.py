@@ -9,6 +9,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import numba
 import pytest
 from hypothesis import settings
 
@@ -19,6 +20,10 @@ from _workflow import ROOT, SMOKE, run_snakemake
 settings.register_profile("deterministic", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
+# One numba thread per test process (pytest-xdist runs a worker per core; Part A's parallel
+# value iteration would otherwise put two threads per core); a test of the threads sets them.
+numba.set_num_threads(1)
 
 
 #: A directory in which a finished smoke run may be kept and reused by a later pytest session

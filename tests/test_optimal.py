@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from queue_routing.cli import main
 from queue_routing.errors import AccuracyError, ArgumentError
-from queue_routing.multiskill import Instance, simulate
+from queue_routing.multiskill import Instance, optimal, simulate
 from queue_routing.multiskill.markov import stationary_cost
 from queue_routing.multiskill.optimal import (
     BYTES_PER_STATE,
@@ -756,9 +756,11 @@ def test_a_search_resumed_block_by_block_from_its_files_is_the_uninterrupted_one
     ],
     ids=["C2", "C2-pi-values", "C3"],
 )
-def test_value_iteration_on_threads_is_the_one_threads_to_the_bit(inst, kwargs):
+def test_value_iteration_on_threads_is_the_one_threads_to_the_bit(inst, kwargs, monkeypatch):
     """The compiled kernels of C = 2 and 3 run a step's rows on numba's threads: any number
-    of threads gives the values and bounds of one thread, bit for bit."""
+    of threads gives the values and bounds of one thread, bit for bit (every box on the
+    threads here, however small)."""
+    monkeypatch.setattr(optimal, "PARALLEL_MIN_STATES", 0)
     truncation = (14, 9, 9) if "policy" in kwargs else None  # a policy's values: on a box
 
     def run(threads):
