@@ -161,13 +161,18 @@ def test_part_a_jobs_are_predicted_by_their_steps_runs_and_events():
 
 
 def test_part_a_optimal_study_is_predicted_by_its_instances_and_loads():
-    # per instance 0.5 s (C = 2) or 12 s (C = 3) at load 0.5, times ((1 - 0.5)/(1 - load))^4;
-    # the cases are the templates at every load, template by template (2 x [0.5, 0.75])
-    c2 = 2 * 0.5 * (1.0 + (0.5 / 0.25) ** 4)
-    assert seconds("multiskill_optimal", n_classes="2", chunk="i0-3_r0-0") == pytest.approx(c2)
-    assert seconds("multiskill_optimal", n_classes="2", chunk="i1-1_r0-0") == pytest.approx(8.0)
+    # per case at C = 2: 0.3 s + (400 s / 5^6) ((1 - 0.5)/(1 - load))^6 (400 s at load 0.9);
+    # at C = 3: 12 s ((1 - 0.5)/(1 - load))^4; the cases are the templates at every load,
+    # template by template (2 x [0.5, 0.75])
+    c2 = {load: 0.3 + 400.0 / 5**6 * (0.5 / (1 - load)) ** 6 for load in (0.5, 0.75)}
+    assert c2[0.75] == pytest.approx(1.9384)
+    chunk = 2 * (c2[0.5] + c2[0.75])
+    assert seconds("multiskill_optimal", n_classes="2", chunk="i0-3_r0-0") == pytest.approx(chunk)
+    assert seconds("multiskill_optimal", n_classes="2", chunk="i1-1_r0-0") == pytest.approx(
+        c2[0.75]
+    )
     assert seconds("multiskill_optimal", n_classes="3", chunk="i0-0_r0-0") == pytest.approx(12.0)
-    assert seconds("multiskill_optimal_switching") == pytest.approx(0.5 * 16.0)
+    assert seconds("multiskill_optimal_switching") == pytest.approx(c2[0.75])
 
 
 def test_part_a_bernoulli_routing_is_simulated_even_when_not_compared():

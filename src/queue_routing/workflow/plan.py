@@ -320,7 +320,7 @@ def multiskill_optimal_rounds(config: Config, w: Wildcards) -> int:
     >>> config = {"multiskill": {"optimal": opt}, "scaling": {"target_minutes": 15}}
     >>> [multiskill_optimal_rounds(config, {"n_classes": 2, "chunk": c})
     ...  for c in ("i0-0_r0-0", "i1-1_r0-0")]
-    [0, 6]
+    [0, 29]
     """
     work = _ms_optimal_work(config, w)
     per_round = multiskill_optimal_round_seconds(config)

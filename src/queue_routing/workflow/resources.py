@@ -146,16 +146,17 @@ MULTISKILL_SECONDS_PER_RUN = (1e-3, 2e-5)
 #: Part A: wall time (s) of one event of the event-driven simulator of general job sizes
 #: (docs/multiskill.md#general-job-sizes): measured about 1.1e-7 s on Table 1, rounded up.
 MULTISKILL_JOB_SIZES_SECONDS_PER_EVENT = 1.5e-7
-#: Part A: one instance of the optimal-routing study (s) at total load 0.5, by number of
-#: classes C (the optimum by relative value iteration and six policies evaluated on the
-#: truncated chain, every cost certified at rtol 1e-4); the time grows like
-#: ``((1 - 0.5) / (1 - load)) ** MULTISKILL_OPTIMAL_LOAD_POWER`` (the chain's mixing time and
-#: the truncation levels both grow with the load). Measured on boxes with redirection, one
-#: process, the machine shared: C = 2, 0.2-0.4 s at load 0.5, 0.9-4.7 s at 0.7, 3-15 s at
-#: 0.8, 340 s at 0.9 (Table 1's first two classes); C = 3, 7.5-12.4 s at 0.5, 25-35 s at 0.7.
-MULTISKILL_OPTIMAL_SECONDS = {2: 0.5, 3: 12.0}
-#: The power of the load factor (3.7 to 4.4 between the measured loads of C = 2).
-MULTISKILL_OPTIMAL_LOAD_POWER = 4.0
+#: Part A: one case of the optimal-routing study (s): the optimum by relative value
+#: iteration and six policies evaluated on the truncated chain, every cost certified at rtol
+#: 1e-4, one thread; by number of classes C, ``(a, b, k)`` in
+#: ``a + b ((1 - 0.5) / (1 - load)) ** k`` (:func:`multiskill_optimal_seconds`): the levels
+#: of the box grow like ``1 / (1 - load)`` in each of the C + 1 counts and value iteration's
+#: steps like the chain's mixing time, ``1 / (1 - load) ** 2``, and the steps slow down once
+#: the box outgrows the caches. Measured on boxes with redirection, one process, the machine
+#: shared: C = 2, 0.2-0.4 s at load 0.5, 0.9-4.7 s at 0.7, 3-15 s at 0.8, 340-400 s at 0.9
+#: (Table 1's first two classes, the heaviest template); C = 3, 7.5-12.4 s at 0.5, 25-35 s at
+#: 0.7. At 0.95 see docs/multiskill.md (the optimal dynamic policy).
+MULTISKILL_OPTIMAL_SECONDS = {2: (0.3, 400.0 / 5.0**6, 6.0), 3: (0.0, 12.0, 4.0)}
 #: The optimal-routing chain's bytes a state (the solver's ``optimal.BYTES_PER_STATE``).
 MULTISKILL_OPTIMAL_BYTES_PER_STATE = 40
 #: Part A: Table 1's sum of capacities ``sum mu_j`` and sum of intensities ``sum eta_i``
@@ -321,17 +322,18 @@ def multiskill_compare_seconds(n_instances: int, n_classes: int) -> float:
 
 def multiskill_optimal_seconds(n_classes: int, loads: Sequence[float], kinds: int) -> float:
     """Predicted wall time (s) of the optimal-routing study for ``n_classes`` classes:
-    ``kinds`` templates at each of ``loads``, each instance
-    ``MULTISKILL_OPTIMAL_SECONDS[C] ((1 - 0.5) / (1 - load)) ** MULTISKILL_OPTIMAL_LOAD_POWER``
-    (C beyond 3 costs as C = 3 times 10 per extra class).
+    ``kinds`` templates at each of ``loads``, each case ``a + b ((1 - 0.5) / (1 - load)) ** k``
+    with ``(a, b, k) = MULTISKILL_OPTIMAL_SECONDS[C]`` (C beyond 3 costs as C = 3 times 10
+    per extra class).
 
-    >>> round(multiskill_optimal_seconds(2, [0.5, 0.75], 2), 3)
-    17.0
+    >>> round(multiskill_optimal_seconds(3, [0.5, 0.75], 2), 3)
+    408.0
     """
     c = integer("n_classes", n_classes, 1)
-    base = MULTISKILL_OPTIMAL_SECONDS.get(c, MULTISKILL_OPTIMAL_SECONDS[3] * 10.0 ** max(0, c - 3))
-    scale = sum(((1 - 0.5) / (1 - float(r))) ** MULTISKILL_OPTIMAL_LOAD_POWER for r in loads)
-    return int(kinds) * base * scale
+    a, b, k = MULTISKILL_OPTIMAL_SECONDS[min(max(c, 2), 3)]
+    if c > 3:
+        a, b = a * 10.0 ** (c - 3), b * 10.0 ** (c - 3)
+    return int(kinds) * sum(a + b * ((1 - 0.5) / (1 - float(r))) ** k for r in loads)
 
 
 def multiskill_optimal_mb(n_classes: int, load: float, rtol: float) -> float:
